@@ -1,0 +1,58 @@
+/* ring.h - single-producer single-consumer ring of raw events.
+ * The producer is the thread that owns the slot; the consumer is the writer
+ * thread. Lock-free: the producer publishes with a release store of head,
+ * the consumer frees space with a release store of tail. No syscalls.
+ */
+#ifndef DIAL9_RING_H
+#define DIAL9_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dial9_format.h"
+
+struct d9_ring {
+    struct d9_raw_event *buf; /* cap entries; mapped once per slot, reused */
+    uint32_t cap;             /* power of two */
+    uint32_t pad;
+    _Alignas(64) _Atomic uint64_t head; /* written by the producer */
+    _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
+};
+
+/* Producer: returns 0 when stored, -1 when full (the caller counts a drop).
+ * *half is set to 1 when this push is the one that made the ring half full,
+ * so the caller can kick the writer once per fill rather than per event. */
+static inline int d9_ring_push(struct d9_ring *r, const struct d9_raw_event *ev, int *half)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (h - t >= r->cap)
+        return -1;
+    r->buf[h & (r->cap - 1)] = *ev;
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+    *half = (h + 1 - t) == r->cap / 2;
+    return 0;
+}
+
+/* Consumer: copies up to max events into out, frees their space, returns n. */
+static inline uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, uint32_t max)
+{
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint32_t n = 0;
+    while (t + n < h && n < max) {
+        out[n] = r->buf[(t + n) & (r->cap - 1)];
+        n++;
+    }
+    atomic_store_explicit(&r->tail, t + n, memory_order_release);
+    return n;
+}
+
+static inline uint64_t d9_ring_used(struct d9_ring *r)
+{
+    return atomic_load_explicit(&r->head, memory_order_acquire) -
+           atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+#endif

@@ -1,0 +1,217 @@
+/* dial9_format.h - the one definition of dial9's event vocabulary and segment
+ * format, shared by the agent (writer) and the decoder (reader).
+ * docs/FORMAT.md is the prose specification of what this header declares.
+ *
+ * All multi-byte integers in fixed-size structures are little-endian.
+ * Timestamps are nanoseconds on CLOCK_MONOTONIC of the recording host.
+ */
+#ifndef DIAL9_FORMAT_H
+#define DIAL9_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define D9_FORMAT_VERSION 1u
+
+/* ---- Event vocabulary ------------------------------------------------- */
+
+/* Event type codes. Stable on disk: never renumber, only append. */
+enum d9_type {
+    D9_EV_THREAD_START = 1, /* a: parent tid (0 = unknown / seen late)          */
+    D9_EV_THREAD_NAME = 2,  /* name: up to 15 bytes (pthread_setname_np/prctl)  */
+    D9_EV_THREAD_EXIT = 3,  /* no fields                                         */
+    D9_EV_PARK = 4,         /* call, target, timeout_ns (-1 = infinite)          */
+    D9_EV_UNPARK = 5,       /* call, result (ready count, 0 timeout, -errno)     */
+    D9_EV_WAKE = 6,         /* call, target, count (value written / waiters)     */
+    D9_EV_DROP = 7,         /* count: events this thread lost to a full buffer   */
+    D9_EV_POLL_NOWAIT = 8,  /* call, count: zero-timeout polls since last park   */
+    D9_EV_EPOLL_CTL = 9,    /* op, epfd, fd (only for fds the agent tracks)      */
+    D9_EV_TYPE_MAX = 10     /* one past the last type this version writes        */
+};
+
+/* The blocking or waking libc entry point behind a park/unpark/wake. */
+enum d9_call {
+    D9_CALL_NONE = 0,
+    D9_CALL_EPOLL_WAIT = 1,
+    D9_CALL_EPOLL_PWAIT = 2,
+    D9_CALL_EPOLL_PWAIT2 = 3,
+    D9_CALL_POLL = 4,
+    D9_CALL_PPOLL = 5,
+    D9_CALL_SELECT = 6,
+    D9_CALL_PSELECT = 7,
+    D9_CALL_FUTEX = 8,       /* syscall(SYS_futex, ...) */
+    D9_CALL_COND_WAIT = 9,   /* pthread_cond_wait / timedwait / clockwait */
+    D9_CALL_SEM_WAIT = 10,   /* sem_wait / sem_timedwait / sem_clockwait */
+    D9_CALL_NANOSLEEP = 11,  /* nanosleep / clock_nanosleep */
+    D9_CALL_COND_SIGNAL = 12,
+    D9_CALL_COND_BROADCAST = 13,
+    D9_CALL_SEM_POST = 14,
+    D9_CALL_EVENTFD_WRITE = 15, /* write()/eventfd_write() on an eventfd */
+    D9_CALL_COUNT = 16
+};
+
+/* Printable names, indexed by enum d9_call (NULL-safe helper below). */
+#define D9_CALL_NAMES                                                          \
+    {"none",        "epoll_wait",  "epoll_pwait",     "epoll_pwait2",          \
+     "poll",        "ppoll",       "select",          "pselect",               \
+     "futex",       "cond_wait",   "sem_wait",        "nanosleep",             \
+     "cond_signal", "cond_broadcast", "sem_post",     "eventfd_write"}
+
+static inline const char *d9_call_name(unsigned call)
+{
+    static const char *const names[D9_CALL_COUNT] = D9_CALL_NAMES;
+    return call < D9_CALL_COUNT ? names[call] : "unknown";
+}
+
+/* Printable type names, indexed by enum d9_type. */
+static inline const char *d9_type_name(unsigned type)
+{
+    static const char *const names[D9_EV_TYPE_MAX] = {
+        "invalid", "thread_start", "thread_name", "thread_exit", "park",
+        "unpark",  "wake",         "drop",        "poll_nowait", "epoll_ctl"};
+    return type < D9_EV_TYPE_MAX ? names[type] : "unknown";
+}
+
+/* ---- The raw record the agent puts in a thread's buffer --------------- */
+
+/* 32 bytes, one cache-line half. The writer encodes it using the schema. */
+struct d9_raw_event {
+    uint64_t ts;    /* CLOCK_MONOTONIC ns */
+    uint8_t type;   /* enum d9_type */
+    uint8_t call;   /* enum d9_call, or epoll_ctl op */
+    uint16_t len;   /* name length for THREAD_NAME */
+    uint32_t pad;
+    uint64_t a;     /* first field (target / parent / count / epfd) */
+    uint64_t b;     /* second field (timeout / result / count / fd) */
+};
+/* THREAD_NAME carries its name bytes in a and b (16 bytes, not NUL-terminated). */
+
+/* ---- Per-segment schema: field kinds, so unknown types can be skipped -- */
+
+/* Each event type lists its fields after the common (type, ts delta) prefix.
+ * Field kinds:
+ *   'u' unsigned LEB128 varint
+ *   's' signed: zigzag then LEB128
+ *   'b' bytes: LEB128 length then that many bytes
+ * The schema is written in every segment header (D9_TLV_SCHEMA), so a
+ * decoder skips types it does not know using the segment's own description.
+ * Field sources: which raw-record member each field is encoded from:
+ *   'c' call, 'a' a, 'b' b, 'n' name bytes (a,b with len).
+ */
+struct d9_schema_entry {
+    uint8_t type;
+    const char *kinds;   /* one char per field: u, s, b */
+    const char *sources; /* one char per field: c, a, b, n */
+    const char *names;   /* comma-separated JSON field names */
+};
+
+#define D9_SCHEMA_TABLE                                                        \
+    {                                                                          \
+        {D9_EV_THREAD_START, "u", "a", "parent"},                              \
+        {D9_EV_THREAD_NAME, "b", "n", "name"},                                 \
+        {D9_EV_THREAD_EXIT, "", "", ""},                                       \
+        {D9_EV_PARK, "uus", "cab", "call,target,timeout_ns"},                  \
+        {D9_EV_UNPARK, "us", "cb", "call,result"},                             \
+        {D9_EV_WAKE, "uuu", "cab", "call,target,count"},                       \
+        {D9_EV_DROP, "u", "a", "count"},                                       \
+        {D9_EV_POLL_NOWAIT, "uu", "ca", "call,count"},                         \
+        {D9_EV_EPOLL_CTL, "uuu", "cab", "op,epfd,fd"},                         \
+    }
+#define D9_SCHEMA_ENTRIES 9
+#define D9_MAX_FIELDS 8
+
+/* ---- Segment file ------------------------------------------------------ */
+
+/* A segment file: header, then blocks until end of file.
+ *
+ *   header := magic[8] "DIAL9SEG", u32 version, u32 header_len (bytes that
+ *             follow, up to the first block), TLVs..., u32 crc32c of the TLV
+ *             bytes (the last 4 bytes of header_len).
+ *   tlv    := u16 tag, u32 len, len bytes
+ *   block  := struct d9_block_header, payload (LZ4 frame, payload_len bytes)
+ *
+ * Block payload after LZ4 decompression: chunks until a 0 tid.
+ *   chunk  := varint tid (non-zero), varint base_ts (ns), events..., u8 0
+ *   event  := u8 type (non-zero), varint ts_delta (ns since previous event
+ *             of the chunk, the first relative to base_ts), fields per schema
+ *   end    := varint 0
+ */
+#define D9_SEG_MAGIC "DIAL9SEG"
+#define D9_SEG_MAGIC_LEN 8
+#define D9_SEG_SUFFIX ".d9"          /* sealed segment */
+#define D9_SEG_OPEN_SUFFIX ".d9.open" /* being written */
+
+enum d9_tlv {
+    D9_TLV_PID = 1,           /* u32 */
+    D9_TLV_EXE = 2,           /* bytes: /proc/self/exe target */
+    D9_TLV_CMDLINE = 3,       /* bytes: /proc/self/cmdline, NULs kept */
+    D9_TLV_HOSTNAME = 4,      /* bytes: uname nodename */
+    D9_TLV_CLOCK = 5,         /* bytes: clock source name, e.g. "monotonic" */
+    D9_TLV_ANCHOR = 6,        /* u64 realtime ns, u64 monotonic ns (read back to back) */
+    D9_TLV_SEQ = 7,           /* u32 segment sequence number in this process */
+    D9_TLV_THREADS = 8,       /* repeated: u32 tid, u8 len, name bytes */
+    D9_TLV_SCHEMA = 9,        /* repeated: u8 type, u8 nfields, kinds[nfields] */
+    D9_TLV_AGENT_VERSION = 10 /* bytes */
+};
+
+#define D9_BLOCK_MAGIC 0x4b4c4239u /* "9BLK" little-endian */
+
+struct d9_block_header {
+    uint32_t magic;       /* D9_BLOCK_MAGIC */
+    uint32_t payload_len; /* compressed bytes that follow */
+    uint32_t raw_len;     /* decompressed bytes */
+    uint32_t crc;         /* crc32c of the compressed payload */
+    uint32_t events;      /* events in the block */
+    uint32_t hdr_crc;     /* crc32c of the 20 bytes above plus first/last ts */
+    uint64_t first_ts;    /* ns, smallest event timestamp */
+    uint64_t last_ts;     /* ns, largest event timestamp */
+};
+#define D9_BLOCK_HEADER_SIZE 40
+#define D9_BLOCK_MAX_RAW (4u << 20) /* a reader rejects larger blocks */
+
+/* ---- Small codec helpers (header-only so both sides share them) -------- */
+
+/* CRC-32C (Castagnoli, reflected 0x82F63B78), bitwise: blocks are written by
+ * the writer thread and read by the decoder, never on the hot path.
+ * Start with crc = 0; chain calls by passing the previous result. */
+static inline uint32_t d9_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+    const uint8_t *p = (const uint8_t *)buf;
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static inline size_t d9_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Returns bytes consumed, 0 if the input ends or the varint is over 10 bytes. */
+static inline size_t d9_get_varint(const uint8_t *p, size_t avail, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < avail && i < 10; i++) {
+        v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *out = v;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+static inline uint64_t d9_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t d9_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+#endif

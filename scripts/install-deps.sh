@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages dial9 needs that are missing.
+#   scripts/install-deps.sh build   compiler, liblz4, pkg-config
+#   scripts/install-deps.sh test    build + Check + services and load tools for the tests
+set -e
+want="gcc make pkg-config liblz4-dev"
+case "${1:-build}" in
+  build) ;;
+  test) want="$want check python3 memcached libmemcached-tools redis-server redis-tools valgrind binutils" ;;
+  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing" >&2
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
