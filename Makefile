@@ -18,6 +18,7 @@ DECODER_LIB := $(filter-out decoder/main.c,$(DECODER_SRC))
 DECODER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DECODER_SRC))
 PROG_SRC := $(wildcard test/progs/*.c)
 PROGS := $(patsubst test/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
+BENCH_PROGS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 UNIT_SRC := $(wildcard test/unit/*.c)
 
 AGENT := $(BUILD)/libdial9.so
@@ -25,7 +26,7 @@ DECODER := $(BUILD)/dial9-decode
 UNIT := $(BUILD)/unit/check_dial9
 
 .PHONY: all deps check test demo bench install clean tsan
-all: $(AGENT) $(DECODER) $(PROGS)
+all: $(AGENT) $(DECODER) $(PROGS) $(BENCH_PROGS)
 
 deps:
 	@scripts/install-deps.sh build
@@ -42,6 +43,10 @@ $(DECODER): $(DECODER_OBJ)
 	$(CC) -o $@ $^ -llz4 -lm
 
 $(BUILD)/progs/%: test/progs/%.c $(wildcard include/*.h test/progs/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
+
+$(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
 

@@ -1,0 +1,67 @@
+/* hotpath.c - cost of the interposers per call, for bench/run.sh.
+ * usage: hotpath MODE N   prints "MODE ns_per_call"
+ * Modes (each call below makes the agent record one event, or count one poll):
+ *   cond_signal   pthread_cond_signal with no waiter: no syscall, so the agent's
+ *                 share is the whole difference (wake event)
+ *   futex_wake    syscall(SYS_futex, FUTEX_WAKE) with no waiter (wake event)
+ *   eventfd       8-byte write to an eventfd (wake event)
+ *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
+ *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark) */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park N\n", argv[0]);
+        return 2;
+    }
+    const char *mode = argv[1];
+    long n = atol(argv[2]);
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    int word = 0;
+    int efd = eventfd(0, EFD_NONBLOCK);
+    int ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN}, out[4];
+    uint64_t one = 1;
+    if (write(efd, &one, 8) != 8) /* stays readable: epoll_park returns at once */
+        return 1;
+    epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
+
+    uint64_t t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        if (!strcmp(mode, "cond_signal"))
+            pthread_cond_signal(&cv);
+        else if (!strcmp(mode, "futex_wake"))
+            syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        else if (!strcmp(mode, "eventfd"))
+            (void)!write(efd, &one, 8);
+        else if (!strcmp(mode, "epoll_nowait"))
+            epoll_wait(ep, out, 4, 0);
+        else if (!strcmp(mode, "epoll_park"))
+            epoll_wait(ep, out, 4, 1);
+        else {
+            fprintf(stderr, "hotpath: unknown mode %s\n", mode);
+            return 2;
+        }
+    }
+    uint64_t t1 = now_ns();
+    printf("%s %.1f\n", mode, (double)(t1 - t0) / (double)n);
+    return 0;
+}
