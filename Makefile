@@ -24,6 +24,7 @@ UNIT_SRC := $(wildcard test/unit/*.c)
 AGENT := $(BUILD)/libdial9.so
 DECODER := $(BUILD)/dial9-decode
 UNIT := $(BUILD)/unit/check_dial9
+UNIT_TSAN := $(BUILD)/unit/check_dial9_tsan
 
 .PHONY: all deps check test demo bench install clean tsan
 all: $(AGENT) $(DECODER) $(PROGS) $(BENCH_PROGS)
@@ -56,9 +57,15 @@ $(UNIT): $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) $(wildcard include/*.h agent/*
 	$(CC) -O1 -g $(BASE_CFLAGS) $(SAN) -o $@ $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) \
 		$$(pkg-config --cflags --libs check) -llz4 -lm -lpthread
 
+# The same unit tests under ThreadSanitizer: the ring's producer/consumer hand-off.
+$(UNIT_TSAN): $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h test/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(BASE_CFLAGS) -fsanitize=thread -o $@ $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) \
+		$$(pkg-config --cflags --libs check) -llz4 -lm -lpthread
+
 check test:
 	@scripts/install-deps.sh test
-	@$(MAKE) --no-print-directory all $(UNIT)
+	@$(MAKE) --no-print-directory all $(UNIT) $(UNIT_TSAN)
 	@test/run-tests.sh
 
 demo:

@@ -1,0 +1,157 @@
+/* config.c - table-driven parsing of the DIAL9_* environment (config.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+enum kind { K_BOOL, K_SIZE, K_UINT, K_POW2, K_DIR };
+
+struct var {
+    const char *name;
+    enum kind kind;
+    size_t off;        /* offset of the member in struct d9_config */
+    uint64_t min, max; /* inclusive range for numbers */
+    uint64_t def;      /* default for numbers */
+};
+
+#define KIB 1024ull
+#define MIB (1024ull * KIB)
+#define GIB (1024ull * MIB)
+#define F(m) offsetof(struct d9_config, m)
+
+/* Ranges: a file must hold a header and a block (4 KiB is a floor, not a
+ * useful size); 1 ms..60 s flush keeps "data on disk within 1 s" possible
+ * by default while allowing slow disks; 64..1M ring entries = 2 KiB..32 MiB
+ * per thread. */
+static const struct var vars[] = {
+    {"DIAL9_ENABLED", K_BOOL, F(enabled), 0, 1, 1},
+    {"DIAL9_QUIET", K_BOOL, F(quiet), 0, 1, 0},
+    {"DIAL9_DIR", K_DIR, F(dir), 0, 0, 0},
+    {"DIAL9_MAX_FILE_SIZE", K_SIZE, F(max_file_size), 4 * KIB, 64 * GIB, 16 * MIB},
+    {"DIAL9_MAX_TOTAL_SIZE", K_SIZE, F(max_total_size), 4 * KIB, 1024 * GIB, 256 * MIB},
+    {"DIAL9_ROTATION_SECS", K_UINT, F(rotation_secs), 1, 7 * 86400, 60},
+    {"DIAL9_FLUSH_MS", K_UINT, F(flush_ms), 1, 60000, 250},
+    {"DIAL9_BUFFER_EVENTS", K_POW2, F(buffer_events), 64, 1048576, 16384},
+    {"DIAL9_MAX_THREADS", K_UINT, F(max_threads), 1, 65536, 1024},
+};
+
+/* Parses decimal digits with an optional K/M/G (x1024^n) suffix when
+ * suffix_ok. Returns NULL on success, else the reason. */
+static const char *parse_number(const char *s, int suffix_ok, uint64_t *out)
+{
+    if (!*s)
+        return "empty";
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return "too large";
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == s)
+        return "not a number";
+    if (*p && suffix_ok && !p[1]) {
+        uint64_t m = 0;
+        switch (*p) {
+        case 'k': case 'K': m = KIB; break;
+        case 'm': case 'M': m = MIB; break;
+        case 'g': case 'G': m = GIB; break;
+        }
+        if (!m)
+            return "unknown suffix (use K, M or G)";
+        if (v > UINT64_MAX / m)
+            return "too large";
+        v *= m;
+        p++;
+    }
+    if (*p)
+        return suffix_ok ? "not a size (digits with optional K, M or G)" : "not a number";
+    *out = v;
+    return NULL;
+}
+
+static void store(struct d9_config *c, const struct var *v, uint64_t x)
+{
+    char *m = (char *)c + v->off;
+    if (v->kind == K_SIZE)
+        *(uint64_t *)m = x;
+    else if (v->kind == K_BOOL)
+        *(int *)m = (int)x;
+    else
+        *(uint32_t *)m = (uint32_t)x;
+}
+
+/* Returns NULL when s is acceptable for v (and stores it), else the reason. */
+static const char *apply(struct d9_config *c, const struct var *v, const char *s, char *why, size_t whylen)
+{
+    if (v->kind == K_DIR) {
+        size_t n = strlen(s);
+        if (n == 0)
+            return "empty";
+        if (n >= D9_DIR_MAX)
+            return "path too long";
+        memcpy(c->dir, s, n + 1);
+        return NULL;
+    }
+    if (v->kind == K_BOOL) {
+        if ((s[0] != '0' && s[0] != '1') || s[1])
+            return "must be 0 or 1";
+        store(c, v, (uint64_t)(s[0] - '0'));
+        return NULL;
+    }
+    uint64_t x;
+    const char *r = parse_number(s, v->kind == K_SIZE, &x);
+    if (r)
+        return r;
+    if (x < v->min || x > v->max) {
+        snprintf(why, whylen, "out of range %llu..%llu", (unsigned long long)v->min,
+                 (unsigned long long)v->max);
+        return why;
+    }
+    if (v->kind == K_POW2 && (x & (x - 1)))
+        return "not a power of two";
+    store(c, v, x);
+    return NULL;
+}
+
+int d9_config_load(struct d9_config *c, uid_t uid, d9_getenv_fn get, d9_config_error_fn err, void *ctx)
+{
+    int bad = 0;
+    memset(c, 0, sizeof(*c));
+    snprintf(c->dir, sizeof(c->dir), "/tmp/dial9-%u", (unsigned)uid);
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const struct var *v = &vars[i];
+        if (v->kind != K_DIR)
+            store(c, v, v->def);
+        const char *s = get(ctx, v->name);
+        if (!s)
+            continue;
+        char why[64], msg[384];
+        const char *r = apply(c, v, s, why, sizeof(why));
+        if (!r)
+            continue;
+        bad++;
+        if (v->kind == K_DIR)
+            snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %.128s", v->name, s, r, c->dir);
+        else
+            snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %llu", v->name, s, r,
+                     (unsigned long long)v->def);
+        if (err)
+            err(ctx, msg);
+    }
+    /* Retention keeps room for one open segment within the total, so a
+     * file limit above half the total would leave no sealed segment. */
+    if (c->max_file_size > c->max_total_size / 2) {
+        char msg[160];
+        uint64_t use = c->max_total_size / 2;
+        snprintf(msg, sizeof(msg), "DIAL9_MAX_FILE_SIZE=%llu: more than half of DIAL9_MAX_TOTAL_SIZE; using %llu",
+                 (unsigned long long)c->max_file_size, (unsigned long long)use);
+        c->max_file_size = use;
+        bad++;
+        if (err)
+            err(ctx, msg);
+    }
+    return bad;
+}

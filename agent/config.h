@@ -1,0 +1,35 @@
+/* config.h - the agent's settings, read once from the environment.
+ * Pure (no agent globals): the lookup and the error report are callbacks,
+ * so unit tests feed values and collect messages. */
+#ifndef DIAL9_CONFIG_H
+#define DIAL9_CONFIG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define D9_DIR_MAX 3072 /* bytes incl. NUL; leaves room for "/<exe>.<pid>/NNNNNN.d9.open" */
+
+struct d9_config {
+    int enabled;             /* DIAL9_ENABLED: 0 or 1, default 1 */
+    int quiet;               /* DIAL9_QUIET: 0 or 1, default 0 */
+    char dir[D9_DIR_MAX];    /* DIAL9_DIR, default /tmp/dial9-<uid> */
+    uint64_t max_file_size;  /* DIAL9_MAX_FILE_SIZE, bytes, default 16 MiB */
+    uint64_t max_total_size; /* DIAL9_MAX_TOTAL_SIZE, bytes, default 256 MiB */
+    uint32_t rotation_secs;  /* DIAL9_ROTATION_SECS, seconds, default 60 */
+    uint32_t flush_ms;       /* DIAL9_FLUSH_MS, milliseconds, default 250 */
+    uint32_t buffer_events;  /* DIAL9_BUFFER_EVENTS, ring entries per thread (32 bytes each), default 16384 */
+    uint32_t max_threads;    /* DIAL9_MAX_THREADS, threads recorded at once, default 1024 */
+};
+
+/* Returns the value of variable name, or NULL when unset. */
+typedef const char *(*d9_getenv_fn)(void *ctx, const char *name);
+/* Receives one message (no "dial9: " prefix, no newline) per bad value, of
+ * the form "DIAL9_X=value: reason; using default N". */
+typedef void (*d9_config_error_fn)(void *ctx, const char *msg);
+
+/* Fills c with defaults overridden by the environment; a bad value is
+ * reported once through err and replaced by its default. uid names the
+ * default directory. Returns the number of bad values. */
+int d9_config_load(struct d9_config *c, uid_t uid, d9_getenv_fn get, d9_config_error_fn err, void *ctx);
+
+#endif

@@ -1,0 +1,136 @@
+/* emit.c - the hot path: per-thread state and event recording.
+ * No malloc, no lock, no syscall except the futex wake of d9_writer_kick
+ * once per half-filled ring. Timestamps: CLOCK_MONOTONIC through the vDSO
+ * (~23 ns per read on the development host), chosen over rdtsc because it
+ * needs no calibration and matches what other tools print. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+
+_Atomic int d9_recording;
+D9_TLS struct d9_slot *d9_self;
+D9_TLS int d9_busy;
+D9_TLS int d9_exited;
+
+uint64_t d9_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int push_ev(struct d9_slot *s, const struct d9_raw_event *ev)
+{
+    int half = 0;
+    if (D9_UNLIKELY(d9_ring_push(&s->ring, ev, &half) < 0)) {
+        atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    if (D9_UNLIKELY(half))
+        d9_writer_kick();
+    return 0;
+}
+
+int d9_slot_push(struct d9_slot *s, uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+{
+    struct d9_raw_event ev = {.ts = ts, .type = type, .call = call, .a = a, .b = b};
+    return push_ev(s, &ev);
+}
+
+void d9_name_event(struct d9_raw_event *ev, uint64_t ts, const char *name)
+{
+    uint64_t ab[2] = {0, 0};
+    size_t n = strnlen(name, 15);
+    memcpy(ab, name, n);
+    *ev = (struct d9_raw_event){.ts = ts, .type = D9_EV_THREAD_NAME, .len = (uint16_t)n, .a = ab[0], .b = ab[1]};
+}
+
+int d9_slot_push_name(struct d9_slot *s, uint64_t ts, const char *name)
+{
+    struct d9_raw_event ev;
+    d9_name_event(&ev, ts, name);
+    return push_ev(s, &ev);
+}
+
+/* d9_busy is held across every push: a signal handler that interrupts a
+ * push and records too would be a second producer on this thread's ring.
+ * The signal fences keep the compiler from moving the flag across the push. */
+static inline void enter(void)
+{
+    d9_busy++;
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    d9_busy--;
+}
+
+/* The calling thread's slot when it may record now, else NULL. */
+static inline struct d9_slot *recording_slot(void)
+{
+    if (d9_busy || d9_exited || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
+        return NULL;
+    struct d9_slot *s = d9_self;
+    return D9_LIKELY(s != NULL) ? s : d9_register_self(0);
+}
+
+void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+{
+    struct d9_slot *s = recording_slot();
+    if (!s)
+        return;
+    enter();
+    d9_slot_push(s, ts, type, call, a, b);
+    leave();
+}
+
+void d9_flush_nowait(struct d9_slot *s)
+{
+    if (s->nowait_count) {
+        d9_slot_push(s, d9_now(), D9_EV_POLL_NOWAIT, s->nowait_call, s->nowait_count, 0);
+        s->nowait_count = 0;
+    }
+}
+
+void d9_note_nowait(uint8_t call)
+{
+    struct d9_slot *s = recording_slot();
+    if (!s)
+        return;
+    enter();
+    s->nowait_call = call;
+    if (++s->nowait_count >= D9_NOWAIT_FLUSH)
+        d9_flush_nowait(s);
+    leave();
+}
+
+int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
+{
+    struct d9_slot *s = recording_slot();
+    if (!s)
+        return 0;
+    enter();
+    d9_flush_nowait(s);
+    int ok = d9_slot_push(s, d9_now(), D9_EV_PARK, call, target, (uint64_t)timeout_ns) == 0;
+    leave();
+    return ok;
+}
+
+void d9_unpark(uint8_t call, int64_t result)
+{
+    d9_emit(D9_EV_UNPARK, call, 0, (uint64_t)result);
+}
+
+void d9_emit_name(const char *name)
+{
+    struct d9_slot *s = recording_slot();
+    if (!s || !name)
+        return;
+    enter();
+    d9_slot_push_name(s, d9_now(), name);
+    leave();
+}

@@ -1,0 +1,294 @@
+/* encode.c - payload, block and header encoding (see encode.h and the
+ * format description in dial9_format.h). Table-driven by D9_SCHEMA_TABLE. */
+#include "encode.h"
+
+#include <lz4frame.h>
+#include <string.h>
+
+/* Bytes kept free in a payload for the chunk end (u8 0) and block end (varint 0). */
+#define D9_ENC_RESERVE 2
+/* Largest encoded event: type, 10-byte delta, D9_MAX_FIELDS fields of at
+ * most a 1-byte length + 16 bytes or a 10-byte varint. */
+#define D9_ENC_EVENT_MAX (1 + 10 + D9_MAX_FIELDS * 17)
+
+static const struct d9_schema_entry schema[D9_SCHEMA_ENTRIES] = D9_SCHEMA_TABLE;
+
+static const struct d9_schema_entry *schema_of(uint8_t type)
+{
+    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++)
+        if (schema[i].type == type)
+            return &schema[i];
+    return NULL;
+}
+
+void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
+{
+    *e = (struct d9_enc){.buf = buf, .cap = cap, .first_ts = UINT64_MAX};
+}
+
+static size_t room(const struct d9_enc *e)
+{
+    return e->cap > e->len + D9_ENC_RESERVE ? e->cap - e->len - D9_ENC_RESERVE : 0;
+}
+
+int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
+{
+    if (e->in_chunk)
+        d9_enc_end_chunk(e);
+    uint8_t tmp[20];
+    size_t n = d9_put_varint(tmp, tid);
+    n += d9_put_varint(tmp + n, base_ts);
+    if (tid == 0 || n > room(e))
+        return -1;
+    memcpy(e->buf + e->len, tmp, n);
+    e->len += n;
+    e->prev_ts = base_ts;
+    e->in_chunk = 1;
+    return 0;
+}
+
+static uint64_t source_value(const struct d9_raw_event *ev, char src)
+{
+    return src == 'c' ? ev->call : src == 'a' ? ev->a : src == 'b' ? ev->b : 0;
+}
+
+/* Encodes one field of kind k from source src at p; returns bytes written. */
+static size_t put_field(uint8_t *p, const struct d9_raw_event *ev, char k, char src)
+{
+    if (k == 'b') {
+        uint8_t bytes[16];
+        size_t len;
+        if (src == 'n') { /* the name travels in a then b, len bytes of it */
+            memcpy(bytes, &ev->a, 8);
+            memcpy(bytes + 8, &ev->b, 8);
+            len = ev->len < 16 ? ev->len : 16;
+        } else {
+            uint64_t v = source_value(ev, src);
+            for (len = 0; len < 8; len++)
+                bytes[len] = (uint8_t)(v >> (8 * len));
+        }
+        size_t n = d9_put_varint(p, len);
+        memcpy(p + n, bytes, len);
+        return n + len;
+    }
+    uint64_t v = source_value(ev, src);
+    return d9_put_varint(p, k == 's' ? d9_zigzag((int64_t)v) : v);
+}
+
+int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
+{
+    if (!e->in_chunk)
+        return -1;
+    const struct d9_schema_entry *s = schema_of(ev->type);
+    if (!s)
+        return 0;
+    uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts; /* clamp: deltas are unsigned */
+    uint8_t tmp[D9_ENC_EVENT_MAX];
+    size_t n = 0;
+    tmp[n++] = ev->type;
+    n += d9_put_varint(tmp + n, ts - e->prev_ts);
+    for (size_t f = 0; s->kinds[f] && f < D9_MAX_FIELDS; f++)
+        n += put_field(tmp + n, ev, s->kinds[f], s->sources[f]);
+    if (n > room(e))
+        return -1;
+    memcpy(e->buf + e->len, tmp, n);
+    e->len += n;
+    e->prev_ts = ts;
+    e->events++;
+    if (ts < e->first_ts)
+        e->first_ts = ts;
+    if (ts > e->last_ts)
+        e->last_ts = ts;
+    return 0;
+}
+
+void d9_enc_end_chunk(struct d9_enc *e)
+{
+    if (!e->in_chunk)
+        return;
+    e->buf[e->len++] = 0; /* room reserved by begin/event */
+    e->in_chunk = 0;
+}
+
+size_t d9_enc_finish(struct d9_enc *e)
+{
+    d9_enc_end_chunk(e);
+    if (e->len < e->cap)
+        e->buf[e->len++] = 0;
+    return e->len;
+}
+
+/* ---- Blocks ------------------------------------------------------------- */
+
+static LZ4F_preferences_t lz4_prefs(size_t raw_len)
+{
+    LZ4F_preferences_t p;
+    memset(&p, 0, sizeof(p));
+    p.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    p.frameInfo.contentSize = raw_len;
+    return p;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+size_t d9_block_bound(size_t raw_len)
+{
+    LZ4F_preferences_t p = lz4_prefs(raw_len);
+    return D9_BLOCK_HEADER_SIZE + LZ4F_compressFrameBound(raw_len, &p);
+}
+
+size_t d9_block_build(const struct d9_enc *e, uint8_t *out, size_t cap)
+{
+    if (e->len > D9_BLOCK_MAX_RAW || cap < d9_block_bound(e->len))
+        return 0;
+    LZ4F_preferences_t p = lz4_prefs(e->len);
+    size_t z = LZ4F_compressFrame(out + D9_BLOCK_HEADER_SIZE, cap - D9_BLOCK_HEADER_SIZE, e->buf, e->len, &p);
+    if (LZ4F_isError(z))
+        return 0;
+    uint8_t *h = out;
+    put_le32(h + 0, D9_BLOCK_MAGIC);
+    put_le32(h + 4, (uint32_t)z);
+    put_le32(h + 8, (uint32_t)e->len);
+    put_le32(h + 12, d9_crc32c(0, out + D9_BLOCK_HEADER_SIZE, z));
+    put_le32(h + 16, e->events);
+    put_le64(h + 24, e->events ? e->first_ts : 0);
+    put_le64(h + 32, e->events ? e->last_ts : 0);
+    uint32_t hc = d9_crc32c(0, h, 20);
+    put_le32(h + 20, d9_crc32c(hc, h + 24, 16));
+    return D9_BLOCK_HEADER_SIZE + z;
+}
+
+/* ---- Segment header ----------------------------------------------------- */
+
+/* Bounded writer: once a write does not fit, err sticks and nothing more is written. */
+struct wb {
+    uint8_t *p;
+    size_t cap, len;
+    int err;
+};
+
+static uint8_t *wb_take(struct wb *w, size_t n)
+{
+    if (w->err || n > w->cap - w->len) {
+        w->err = 1;
+        return NULL;
+    }
+    uint8_t *r = w->p + w->len;
+    w->len += n;
+    return r;
+}
+
+static void wb_bytes(struct wb *w, const void *b, size_t n)
+{
+    uint8_t *d = wb_take(w, n);
+    if (d && n)
+        memcpy(d, b, n);
+}
+
+static void wb_u8(struct wb *w, uint8_t v) { wb_bytes(w, &v, 1); }
+
+static void wb_u16(struct wb *w, uint16_t v)
+{
+    uint8_t b[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    wb_bytes(w, b, 2);
+}
+
+static void wb_u32(struct wb *w, uint32_t v)
+{
+    uint8_t *d = wb_take(w, 4);
+    if (d)
+        put_le32(d, v);
+}
+
+static void wb_u64(struct wb *w, uint64_t v)
+{
+    uint8_t *d = wb_take(w, 8);
+    if (d)
+        put_le64(d, v);
+}
+
+/* A TLV whose value is written after tlv_open; tlv_close fills in the length. */
+static size_t tlv_open(struct wb *w, uint16_t tag)
+{
+    wb_u16(w, tag);
+    wb_u32(w, 0);
+    return w->len;
+}
+
+static void tlv_close(struct wb *w, size_t start)
+{
+    if (!w->err)
+        put_le32(w->p + start - 4, (uint32_t)(w->len - start));
+}
+
+static void tlv_bytes(struct wb *w, uint16_t tag, const void *b, size_t n)
+{
+    size_t t = tlv_open(w, tag);
+    wb_bytes(w, b, b ? n : 0);
+    tlv_close(w, t);
+}
+
+static void tlv_str(struct wb *w, uint16_t tag, const char *s)
+{
+    tlv_bytes(w, tag, s, s ? strlen(s) : 0);
+}
+
+size_t d9_header_build(uint8_t *out, size_t cap, const struct d9_header_info *h)
+{
+    struct wb w = {.p = out, .cap = cap};
+    wb_bytes(&w, D9_SEG_MAGIC, D9_SEG_MAGIC_LEN);
+    wb_u32(&w, D9_FORMAT_VERSION);
+    wb_u32(&w, 0); /* header_len, filled in below */
+    size_t tlvs = w.len;
+
+    size_t t = tlv_open(&w, D9_TLV_PID);
+    wb_u32(&w, h->pid);
+    tlv_close(&w, t);
+    tlv_str(&w, D9_TLV_EXE, h->exe);
+    tlv_bytes(&w, D9_TLV_CMDLINE, h->cmdline, h->cmdline_len);
+    tlv_str(&w, D9_TLV_HOSTNAME, h->hostname);
+    tlv_str(&w, D9_TLV_CLOCK, h->clock);
+    t = tlv_open(&w, D9_TLV_ANCHOR);
+    wb_u64(&w, h->anchor_real_ns);
+    wb_u64(&w, h->anchor_mono_ns);
+    tlv_close(&w, t);
+    t = tlv_open(&w, D9_TLV_SEQ);
+    wb_u32(&w, h->seq);
+    tlv_close(&w, t);
+    t = tlv_open(&w, D9_TLV_THREADS);
+    for (uint32_t i = 0; i < h->nthreads; i++) {
+        size_t n = strnlen(h->names[i], 16);
+        wb_u32(&w, h->tids[i]);
+        wb_u8(&w, (uint8_t)n);
+        wb_bytes(&w, h->names[i], n);
+    }
+    tlv_close(&w, t);
+    t = tlv_open(&w, D9_TLV_SCHEMA);
+    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++) {
+        size_t n = strlen(schema[i].kinds);
+        wb_u8(&w, schema[i].type);
+        wb_u8(&w, (uint8_t)n);
+        wb_bytes(&w, schema[i].kinds, n);
+    }
+    tlv_close(&w, t);
+    tlv_str(&w, D9_TLV_AGENT_VERSION, h->agent_version);
+
+    if (w.err)
+        return 0;
+    uint32_t crc = d9_crc32c(0, out + tlvs, w.len - tlvs);
+    wb_u32(&w, crc);
+    if (w.err)
+        return 0;
+    put_le32(out + D9_SEG_MAGIC_LEN + 4, (uint32_t)(w.len - tlvs));
+    return w.len;
+}

@@ -1,0 +1,60 @@
+/* encode.h - builds segment bytes: block payloads (chunks of events encoded
+ * with the schema of dial9_format.h), compressed blocks, segment headers.
+ * Pure: no agent globals, no allocation, so the unit tests and the
+ * decoder's tests link it to build segments. */
+#ifndef DIAL9_ENCODE_H
+#define DIAL9_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dial9_format.h"
+
+/* An uncompressed block payload being built in a caller-owned buffer. */
+struct d9_enc {
+    uint8_t *buf;
+    size_t cap, len;   /* bytes */
+    uint32_t events;   /* events encoded so far */
+    uint64_t first_ts, last_ts; /* ns: smallest / largest event ts (UINT64_MAX / 0 while empty) */
+    uint64_t prev_ts;  /* ns: ts the next delta is taken from */
+    int in_chunk;
+};
+
+/* Starts an empty block payload in buf[0..cap). */
+void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap);
+/* Starts a chunk for thread tid (non-zero); deltas start from base_ts (ns).
+ * Ends the open chunk if any. 0 ok, -1 no room (or tid 0). */
+int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts);
+/* Appends one event to the open chunk. A ts below the previous one is
+ * clamped (delta 0). Unknown types are skipped (0). 0 ok, -1 no room or no
+ * open chunk: the caller ends the chunk and flushes the block. Always keeps
+ * room for the chunk end and the block end. */
+int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev);
+void d9_enc_end_chunk(struct d9_enc *e);
+/* Ends the open chunk, writes the end marker, returns the payload length. */
+size_t d9_enc_finish(struct d9_enc *e);
+
+/* Max bytes d9_block_build writes for a raw payload of raw_len bytes. */
+size_t d9_block_bound(size_t raw_len);
+/* Writes struct d9_block_header + the LZ4 frame of e's finished payload
+ * (content checksum on) into out. Returns bytes written, 0 on error
+ * (cap too small, payload over D9_BLOCK_MAX_RAW). Allocates inside liblz4. */
+size_t d9_block_build(const struct d9_enc *e, uint8_t *out, size_t cap);
+
+/* What a segment header says. NULL strings are written empty. */
+struct d9_header_info {
+    uint32_t pid, seq;
+    const char *exe, *hostname, *clock, *agent_version;
+    const char *cmdline;       /* NUL-separated arguments, cmdline_len bytes */
+    size_t cmdline_len;
+    uint64_t anchor_real_ns, anchor_mono_ns;
+    uint32_t nthreads;         /* THREADS table: tids[i] named names[i] (NUL-terminated or 16 bytes) */
+    const uint32_t *tids;
+    const char (*names)[16];
+};
+
+/* Writes the full header (magic, version, header_len, TLVs incl. the
+ * schema from D9_SCHEMA_TABLE, crc32c). Returns its length, 0 if cap is too small. */
+size_t d9_header_build(uint8_t *out, size_t cap, const struct d9_header_info *h);
+
+#endif

@@ -1,0 +1,124 @@
+/* hooks_park.c - interposers for the fd-polling and sleeping calls:
+ * epoll_wait family, poll family, select family, nanosleep family.
+ * Each parks for the duration of the real call; a zero timeout is a
+ * non-blocking poll, counted instead of parked. sleep/usleep are here too:
+ * glibc implements them with its internal nanosleep, which we never see.
+ */
+#undef _FORTIFY_SOURCE /* we define poll/ppoll ourselves */
+
+#include <errno.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "real.h"
+
+/* Millisecond timeout as epoll/poll take it: negative = infinite. */
+static inline int64_t ms_ns(int ms)
+{
+    return ms < 0 ? -1 : (int64_t)ms * 1000000;
+}
+
+static inline int64_t tv_ns(const struct timeval *tv)
+{
+    if (!d9_ptr_ok(tv))
+        return -1;
+    if (tv->tv_sec < 0)
+        return 0;
+    if (tv->tv_sec >= INT64_MAX / 1000000000 - 1)
+        return INT64_MAX;
+    int64_t ns = (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
+    return ns < 0 ? 0 : ns;
+}
+
+static inline int tv_zero(const struct timeval *tv)
+{
+    return d9_ptr_ok(tv) && tv->tv_sec == 0 && tv->tv_usec == 0;
+}
+
+/* Every interposer here reports -1/errno. */
+#define D9_POLL_BODY(name, call, target, nowait, tmo, args)                    \
+    D9_PARK_BODY(name, call, target, nowait, tmo, args, D9_RES_ERRNO, -1)
+
+D9_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+    D9_POLL_BODY(epoll_wait, D9_CALL_EPOLL_WAIT, epfd, timeout == 0, ms_ns(timeout),
+                 (epfd, ev, max, timeout));
+}
+
+D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+                          const sigset_t *mask)
+{
+    D9_POLL_BODY(epoll_pwait, D9_CALL_EPOLL_PWAIT, epfd, timeout == 0, ms_ns(timeout),
+                 (epfd, ev, max, timeout, mask));
+}
+
+D9_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
+                           const struct timespec *ts, const sigset_t *mask)
+{
+    D9_POLL_BODY(epoll_pwait2, D9_CALL_EPOLL_PWAIT2, epfd, d9_ts_zero(ts), d9_ts_ns(ts),
+                 (epfd, ev, max, ts, mask));
+}
+
+D9_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+    D9_POLL_BODY(poll, D9_CALL_POLL, 0, timeout == 0, ms_ns(timeout), (fds, n, timeout));
+}
+
+/* _FORTIFY_SOURCE builds call these; glibc's versions call its internal poll,
+ * not ours, so they need their own interposers. */
+D9_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+    D9_POLL_BODY(__poll_chk, D9_CALL_POLL, 0, timeout == 0, ms_ns(timeout),
+                 (fds, n, timeout, fdslen));
+}
+
+D9_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+                    const sigset_t *mask)
+{
+    D9_POLL_BODY(ppoll, D9_CALL_PPOLL, 0, d9_ts_zero(ts), d9_ts_ns(ts), (fds, n, ts, mask));
+}
+
+D9_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+                          const sigset_t *mask, size_t fdslen)
+{
+    D9_POLL_BODY(__ppoll_chk, D9_CALL_PPOLL, 0, d9_ts_zero(ts), d9_ts_ns(ts),
+                 (fds, n, ts, mask, fdslen));
+}
+
+D9_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+    D9_POLL_BODY(select, D9_CALL_SELECT, 0, tv_zero(tv), tv_ns(tv), (n, r, w, e, tv));
+}
+
+D9_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+                      const sigset_t *mask)
+{
+    D9_POLL_BODY(pselect, D9_CALL_PSELECT, 0, d9_ts_zero(ts), d9_ts_ns(ts),
+                 (n, r, w, e, ts, mask));
+}
+
+/* Sleeps always park, even for zero: a sleep(0) loop is a yield loop the
+ * timeline should show. */
+D9_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    D9_POLL_BODY(nanosleep, D9_CALL_NANOSLEEP, 0, 0, d9_ts_ns(req), (req, rem));
+}
+
+D9_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
+                              struct timespec *rem)
+{
+    D9_PARK_BODY(clock_nanosleep, D9_CALL_NANOSLEEP, 0, 0,
+                 (flags & TIMER_ABSTIME) ? d9_abs_ns(clk, req) : d9_ts_ns(req),
+                 (clk, flags, req, rem), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int usleep(useconds_t us)
+{
+    D9_POLL_BODY(usleep, D9_CALL_NANOSLEEP, 0, 0, (int64_t)us * 1000, (us));
+}
+
+/* Returns the unslept seconds, never an error: result is that count. */
+D9_EXPORT unsigned int sleep(unsigned int s)
+{
+    D9_PARK_BODY(sleep, D9_CALL_NANOSLEEP, 0, 0, (int64_t)s * 1000000000, (s), D9_RES_VALUE, s);
+}

@@ -1,0 +1,83 @@
+/* hooks_sync.c - interposers for condition variables and semaphores:
+ * waits park on the object's address, signal/broadcast/post are WAKEs.
+ */
+#include <errno.h>
+
+#include "real.h"
+
+/* pthread_cond_timedwait's deadline is on the clock chosen by
+ * pthread_condattr_setclock. glibc (>= 2.25) keeps it in bit 1 of __wrefs
+ * (__PTHREAD_COND_CLOCK_MONOTONIC_MASK); reading it costs one load. */
+static inline clockid_t cond_clock(const pthread_cond_t *c)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 25)
+    if (d9_ptr_ok(c) && (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2))
+        return CLOCK_MONOTONIC;
+#endif
+    return CLOCK_REALTIME;
+}
+
+/* Waits never take a zero-timeout shortcut: they always park. */
+#define D9_WAIT_BODY(name, call, obj, tmo, args, res, failret)                 \
+    D9_PARK_BODY(name, call, obj, 0, tmo, args, res, failret)
+
+D9_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+    D9_WAIT_BODY(pthread_cond_wait, D9_CALL_COND_WAIT, c, -1, (c, m), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                     const struct timespec *abs)
+{
+    D9_WAIT_BODY(pthread_cond_timedwait, D9_CALL_COND_WAIT, c, d9_abs_ns(cond_clock(c), abs),
+                 (c, m, abs), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                     const struct timespec *abs)
+{
+    D9_WAIT_BODY(pthread_cond_clockwait, D9_CALL_COND_WAIT, c, d9_abs_ns(clk, abs),
+                 (c, m, clk, abs), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int sem_wait(sem_t *s)
+{
+    D9_WAIT_BODY(sem_wait, D9_CALL_SEM_WAIT, s, -1, (s), D9_RES_ERRNO, -1);
+}
+
+D9_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+    D9_WAIT_BODY(sem_timedwait, D9_CALL_SEM_WAIT, s, d9_abs_ns(CLOCK_REALTIME, abs), (s, abs),
+                 D9_RES_ERRNO, -1);
+}
+
+D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
+{
+    D9_WAIT_BODY(sem_clockwait, D9_CALL_SEM_WAIT, s, d9_abs_ns(clk, abs), (s, clk, abs),
+                 D9_RES_ERRNO, -1);
+}
+
+/* Wakers: WAKE stamped at call start; count 0 (the waiter count is not
+ * observable here), emitted only when the call succeeded. */
+#define D9_WAKE_BODY(name, call, obj, failret)                                 \
+    D9_REAL_OR_FAIL(real_, name, failret);                                     \
+    uint64_t ts_ = d9_wake_start();                                            \
+    int ret_ = real_(obj);                                                     \
+    if (ret_ == 0)                                                             \
+        d9_wake_end(ts_, call, (uint64_t)(uintptr_t)(obj), 0);                 \
+    return ret_
+
+D9_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+    D9_WAKE_BODY(pthread_cond_signal, D9_CALL_COND_SIGNAL, c, ENOSYS);
+}
+
+D9_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+    D9_WAKE_BODY(pthread_cond_broadcast, D9_CALL_COND_BROADCAST, c, ENOSYS);
+}
+
+D9_EXPORT int sem_post(sem_t *s)
+{
+    D9_WAKE_BODY(sem_post, D9_CALL_SEM_POST, s, -1);
+}

@@ -1,0 +1,91 @@
+/* hooks_thread.c - thread lifecycle: pthread_create registers the child
+ * with its parent's tid before user code runs; pthread_setname_np and
+ * prctl(PR_SET_NAME) record name changes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "real.h"
+
+struct d9_start {
+    void *(*fn)(void *);
+    void *arg;
+    uint32_t parent;
+};
+
+static void *d9_trampoline(void *p)
+{
+    struct d9_start s = *(struct d9_start *)p;
+    d9_busy++; /* our own free() and registration are not host activity */
+    free(p);
+    d9_busy--;
+    d9_register_self(s.parent);
+    return s.fn(s.arg);
+}
+
+D9_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                             void *arg)
+{
+    D9_REAL_OR_FAIL(real_, pthread_create, ENOSYS);
+    if (d9_busy) /* the agent's own threads (writer) are not recorded */
+        return real_(th, attr, fn, arg);
+    int err = errno;
+    d9_busy++;
+    struct d9_start *s = malloc(sizeof *s);
+    d9_busy--;
+    errno = err;
+    if (!s) /* no trampoline: the child registers late, parent unknown */
+        return real_(th, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    s->parent = d9_self ? d9_self->tid : (uint32_t)gettid();
+    int ret = real_(th, attr, d9_trampoline, s);
+    if (ret != 0) {
+        d9_busy++;
+        free(s);
+        d9_busy--;
+        errno = err;
+    }
+    return ret;
+}
+
+D9_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+    D9_REAL_OR_FAIL(real_, pthread_setname_np, ENOSYS);
+    int ret = real_(th, name);
+    if (ret == 0 && !d9_busy) {
+        int err = errno;
+        if (pthread_equal(th, pthread_self()))
+            d9_emit_name(name);
+        else
+            d9_names_changed();
+        errno = err;
+    }
+    return ret;
+}
+
+/* prctl is variadic; every option takes at most four more unsigned longs,
+ * and glibc forwards all four to the kernel regardless. */
+D9_EXPORT int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+    unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    D9_REAL_OR_FAIL(real_, prctl, -1);
+    int ret = real_(option, a2, a3, a4, a5);
+    if (option == PR_SET_NAME && ret == 0 && !d9_busy) {
+        int err = errno;
+        char name[16];
+        strncpy(name, (const char *)a2, 15); /* the kernel read it: valid */
+        name[15] = 0;
+        d9_emit_name(name);
+        errno = err;
+    }
+    return ret;
+}

@@ -1,0 +1,54 @@
+/* init.c - library constructor and destructor: configuration, directories,
+ * the writer, and the final drain at process exit. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "log.h"
+#include "segment.h"
+
+struct d9_config d9_cfg;
+
+static const char *env_get(void *ctx, const char *name) { return getenv(name); }
+static void env_error(void *ctx, const char *msg) { d9_log("%s", msg); }
+
+static void fork_child(void) { d9_writer_after_fork_child(); }
+
+__attribute__((constructor)) static void d9_init(void)
+{
+    d9_busy++;
+    if (getauxval(AT_SECURE))
+        goto out; /* setuid/setcap: never write files for a privileged process */
+    d9_config_load(&d9_cfg, getuid(), env_get, env_error, NULL);
+    d9_log_set_quiet(d9_cfg.quiet);
+    if (!d9_cfg.enabled)
+        goto out;
+    if (d9_registry_init(d9_cfg.max_threads, d9_cfg.buffer_events) < 0 || d9_seg_init(&d9_cfg) < 0)
+        goto out;
+    int rc = pthread_atfork(NULL, NULL, fork_child);
+    if (rc)
+        d9_log("pthread_atfork failed: forked children are not recorded");
+    if (d9_writer_start() < 0)
+        goto out;
+    atomic_store(&d9_recording, 1);
+    d9_log_info("recording to %s", d9_seg_dir_path());
+out:
+    d9_busy--;
+}
+
+/* Runs in whichever thread calls exit() (main or not): that thread is
+ * still LIVE, so the final drain includes its events. */
+__attribute__((destructor)) static void d9_fini(void)
+{
+    d9_busy++;
+    if (d9_self)
+        d9_flush_nowait(d9_self);
+    atomic_store(&d9_recording, 0);
+    d9_writer_stop();
+    uint64_t lost = d9_registry_unrecorded();
+    if (lost)
+        d9_log("%llu threads were not recorded (DIAL9_MAX_THREADS=%u)", (unsigned long long)lost, d9_cfg.max_threads);
+    d9_busy--;
+}

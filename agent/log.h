@@ -1,0 +1,18 @@
+/* log.h - the agent's only output to the host's stderr: one line per call,
+ * prefixed "dial9: ", written with a single write(2) so lines from
+ * different threads never interleave. Preserves errno. Pure: no agent
+ * globals, so unit tests link it. Callers inside the agent hold d9_busy, so
+ * the write passes straight through the interposers. */
+#ifndef DIAL9_LOG_H
+#define DIAL9_LOG_H
+
+/* Silences d9_log_info (DIAL9_QUIET=1). Errors are always printed. */
+void d9_log_set_quiet(int quiet);
+
+/* An error or warning: always printed. Lines longer than 512 bytes are cut. */
+void d9_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Informational ("recording to ..."): silent when quiet. */
+void d9_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

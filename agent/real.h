@@ -1,0 +1,216 @@
+/* real.h - pointers to the libc functions the agent interposes.
+ * One X-macro list names every real function once; the struct of pointers,
+ * the resolver and the lazy accessor are all generated from it.
+ */
+#ifndef DIAL9_REAL_H
+#define DIAL9_REAL_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/select.h>
+#include <time.h>
+
+#include "agent.h"
+
+/* X(return type, name, (parameter types), symbol version or NULL).
+ * Versioned entries use dlvsym (falling back to dlsym) so we call the same
+ * implementation a normally linked program would get. */
+#define D9_REAL_LIST(X)                                                        \
+    X(int, epoll_wait, (int, struct epoll_event *, int, int), NULL)            \
+    X(int, epoll_pwait, (int, struct epoll_event *, int, int,                  \
+                         const sigset_t *), NULL)                              \
+    X(int, epoll_pwait2, (int, struct epoll_event *, int,                      \
+                          const struct timespec *, const sigset_t *),          \
+      "GLIBC_2.35")                                                            \
+    X(int, epoll_ctl, (int, int, int, struct epoll_event *), NULL)             \
+    X(int, poll, (struct pollfd *, nfds_t, int), NULL)                         \
+    X(int, __poll_chk, (struct pollfd *, nfds_t, int, size_t), NULL)           \
+    X(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *,           \
+                   const sigset_t *), NULL)                                    \
+    X(int, __ppoll_chk, (struct pollfd *, nfds_t, const struct timespec *,     \
+                         const sigset_t *, size_t), NULL)                      \
+    X(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *),      \
+      NULL)                                                                    \
+    X(int, pselect, (int, fd_set *, fd_set *, fd_set *,                        \
+                     const struct timespec *, const sigset_t *), NULL)         \
+    X(int, nanosleep, (const struct timespec *, struct timespec *), NULL)      \
+    X(int, clock_nanosleep, (clockid_t, int, const struct timespec *,          \
+                             struct timespec *), NULL)                         \
+    X(int, usleep, (useconds_t), NULL)                                         \
+    X(unsigned int, sleep, (unsigned int), NULL)                               \
+    X(int, pthread_cond_wait, (pthread_cond_t *, pthread_mutex_t *),           \
+      "GLIBC_2.3.2")                                                           \
+    X(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *,       \
+                                    const struct timespec *), "GLIBC_2.3.2")   \
+    X(int, pthread_cond_clockwait, (pthread_cond_t *, pthread_mutex_t *,       \
+                                    clockid_t, const struct timespec *),       \
+      "GLIBC_2.30")                                                            \
+    X(int, pthread_cond_signal, (pthread_cond_t *), "GLIBC_2.3.2")             \
+    X(int, pthread_cond_broadcast, (pthread_cond_t *), "GLIBC_2.3.2")          \
+    X(int, sem_wait, (sem_t *), NULL)                                          \
+    X(int, sem_timedwait, (sem_t *, const struct timespec *), NULL)            \
+    X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *),       \
+      "GLIBC_2.30")                                                            \
+    X(int, sem_post, (sem_t *), NULL)                                          \
+    X(long, syscall, (long, ...), NULL)                                        \
+    X(int, eventfd, (unsigned int, int), NULL)                                 \
+    X(int, eventfd_write, (int, eventfd_t), NULL)                              \
+    X(ssize_t, write, (int, const void *, size_t), NULL)                       \
+    X(int, close, (int), NULL)                                                 \
+    X(int, close_range, (unsigned int, unsigned int, int), NULL)               \
+    X(int, dup, (int), NULL)                                                   \
+    X(int, dup2, (int, int), NULL)                                             \
+    X(int, dup3, (int, int, int), NULL)                                        \
+    X(int, pthread_create, (pthread_t *, const pthread_attr_t *,               \
+                            void *(*)(void *), void *), NULL)                  \
+    X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
+    X(int, prctl, (int, ...), NULL)
+
+#define D9_REAL_FIELD(ret, name, params, ver) ret(*name) params;
+struct d9_real {
+    D9_REAL_LIST(D9_REAL_FIELD)
+};
+#undef D9_REAL_FIELD
+
+/* Filled by d9_real_resolve(). Stores and loads are relaxed atomics: racing
+ * resolvers store identical values. */
+extern struct d9_real d9_real __attribute__((visibility("hidden")));
+
+/* Resolves every pointer (idempotent, safe from any thread, any time).
+ * Pointers for symbols this libc lacks stay NULL. */
+void d9_real_resolve(void);
+
+/* The real function, resolving on first use (calls can precede our
+ * constructor). NULL only if libc lacks the symbol. */
+#define D9_REAL(name)                                                          \
+    __extension__({                                                            \
+        __typeof__(d9_real.name) f_ = __atomic_load_n(&d9_real.name, __ATOMIC_RELAXED); \
+        if (D9_UNLIKELY(f_ == NULL)) {                                         \
+            d9_real_resolve();                                                 \
+            f_ = __atomic_load_n(&d9_real.name, __ATOMIC_RELAXED);             \
+        }                                                                      \
+        f_;                                                                    \
+    })
+
+/* Binds local `fn` to the real function, or fails the call with ENOSYS when
+ * libc lacks it (or it is being resolved recursively). */
+#define D9_REAL_OR_FAIL(fn, name, failret)                                     \
+    __typeof__(d9_real.name) fn = D9_REAL(name);                               \
+    if (D9_UNLIKELY(fn == NULL)) {                                             \
+        errno = ENOSYS;                                                        \
+        return failret;                                                        \
+    }
+
+/* ---- Helpers shared by the interposers (hooks_*.c) --------------------- */
+
+/* Result styles for D9_PARKED: -1/errno functions, pthread-style
+ * functions that return the error number itself, plain values. */
+#define D9_RES_ERRNO(ret) d9_result((ret), errno)
+#define D9_RES_ERRNUM(ret) ((ret) == 0 ? 0 : -(int64_t)(ret))
+#define D9_RES_VALUE(ret) ((int64_t)(ret)) /* no error channel (sleep) */
+
+/* ret = expr, bracketed by PARK and UNPARK on the calling thread. errno is
+ * exactly what expr left, the return value untouched. Inside the agent
+ * (d9_busy) it is a plain call. */
+#define D9_PARKED(ret, call, target, timeout_ns, expr, res)                    \
+    do {                                                                       \
+        int rec_ = D9_UNLIKELY(d9_busy)                                        \
+                       ? 0                                                     \
+                       : d9_park((call), (uint64_t)(uintptr_t)(target),        \
+                                 (timeout_ns));                                \
+        ret = (expr);                                                          \
+        if (rec_) {                                                            \
+            int err_ = errno;                                                  \
+            d9_unpark((call), res(ret));                                       \
+            errno = err_;                                                      \
+        }                                                                      \
+    } while (0)
+
+/* The whole body of a blocking interposer: bind the real function, count a
+ * zero-timeout poll (`nowait`) without parking, else park for the call.
+ * tmo: relative timeout in ns (-1 infinite); args: forwarded arguments;
+ * res: D9_RES_* style; failret: returned when libc lacks the function. */
+#define D9_PARK_BODY(name, call, target, nowait, tmo, args, res, failret)      \
+    D9_REAL_OR_FAIL(real_, name, failret);                                     \
+    if (nowait) {                                                              \
+        d9_hook_nowait(call);                                                  \
+        return real_ args;                                                     \
+    }                                                                          \
+    __typeof__(real_ args) ret_;                                               \
+    D9_PARKED(ret_, call, target, tmo, real_ args, res);                       \
+    return ret_
+
+/* Zero-timeout poll: counted, not parked. */
+static inline void d9_hook_nowait(uint8_t call)
+{
+    if (D9_LIKELY(!d9_busy))
+        d9_note_nowait(call);
+}
+
+/* Wakes are stamped before the real call so a wake never sorts after the
+ * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
+static inline uint64_t d9_wake_start(void)
+{
+    return D9_UNLIKELY(d9_busy) ? 0 : d9_now();
+}
+
+static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
+{
+    if (ts) {
+        int err = errno;
+        d9_emit_at(ts, D9_EV_WAKE, call, target, count);
+        errno = err;
+    }
+}
+
+/* A user pointer we may read before the real call validates it. We cannot
+ * probe without a syscall; this rejects NULL-ish and kernel addresses, which
+ * is how hosts and tests pass deliberately bad pointers. */
+static inline int d9_ptr_ok(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    return a >= 4096 && a < ((uintptr_t)1 << 47);
+}
+
+/* timespec -> ns, clamped to [0, INT64_MAX]; -1 (infinite) for NULL/bad. */
+static inline int64_t d9_ts_ns(const struct timespec *ts)
+{
+    if (!d9_ptr_ok(ts))
+        return -1;
+    if (ts->tv_sec < 0)
+        return 0;
+    if (ts->tv_sec >= INT64_MAX / 1000000000 - 1)
+        return INT64_MAX;
+    int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+    return ns < 0 ? 0 : ns;
+}
+
+/* Absolute deadline on clock clk -> relative ns from now, clamped >= 0. */
+static inline int64_t d9_abs_ns(clockid_t clk, const struct timespec *abs)
+{
+    struct timespec now;
+    int64_t deadline = d9_ts_ns(abs);
+    if (deadline < 0 || deadline == INT64_MAX)
+        return deadline;
+    int err = errno;
+    int rc = clock_gettime(clk, &now);
+    errno = err;
+    if (rc != 0)
+        return 0;
+    int64_t rel = deadline - ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+    return rel < 0 ? 0 : rel;
+}
+
+static inline int d9_ts_zero(const struct timespec *ts)
+{
+    return d9_ptr_ok(ts) && ts->tv_sec == 0 && ts->tv_nsec == 0;
+}
+
+#endif

@@ -1,0 +1,172 @@
+/* registry.c - the fixed table of per-thread slots. Allocated once at init
+ * (mmap, DIAL9_MAX_THREADS slots); a thread claims a slot on its first
+ * event (CAS FREE -> CLAIMING -> LIVE) and hands it back at exit (EXITED);
+ * the writer frees it after draining. Ring buffers (DIAL9_BUFFER_EVENTS x
+ * 32 bytes) are mapped on a slot's first use and kept for the next thread. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "log.h"
+
+static struct d9_slot *slots;
+static uint32_t nslots, ring_events;
+static _Atomic uint32_t limit;        /* one past the highest slot ever claimed */
+static _Atomic uint64_t unrecorded;   /* threads that found no free slot */
+static pthread_key_t exit_key;
+
+static void key_destructor(void *v) { d9_thread_exit(); }
+
+int d9_registry_init(uint32_t max_threads, uint32_t ring_cap)
+{
+    size_t bytes = (size_t)max_threads * sizeof(struct d9_slot);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        d9_log("cannot map %zu bytes for %u thread slots: %s; not recording", bytes, max_threads, strerror(errno));
+        return -1;
+    }
+    int rc = pthread_key_create(&exit_key, key_destructor);
+    if (rc) {
+        munmap(p, bytes);
+        d9_log("pthread_key_create: %s; not recording", strerror(rc));
+        return -1;
+    }
+    slots = p;
+    nslots = max_threads;
+    ring_events = ring_cap;
+    return 0;
+}
+
+uint64_t d9_registry_unrecorded(void) { return atomic_load(&unrecorded); }
+uint32_t d9_slot_limit(void) { return atomic_load_explicit(&limit, memory_order_acquire); }
+struct d9_slot *d9_slot_at(uint32_t i) { return &slots[i]; }
+
+int d9_read_comm(uint32_t tid, char name[16])
+{
+    char path[64];
+    if (tid)
+        snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+    else
+        snprintf(path, sizeof(path), "/proc/thread-self/comm");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, name, 15);
+    close(fd);
+    if (n < 0)
+        return -1;
+    if (n > 0 && name[n - 1] == '\n')
+        n--;
+    name[n] = 0;
+    return (int)n;
+}
+
+/* Claims a free slot and makes sure it has a ring; NULL when none. */
+static struct d9_slot *claim(uint32_t tid)
+{
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct d9_slot *s = &slots[i];
+        uint32_t want = D9_SLOT_FREE;
+        if (!atomic_compare_exchange_strong(&s->state, &want, D9_SLOT_CLAIMING))
+            continue;
+        if (!s->ring.buf) {
+            void *b = mmap(NULL, (size_t)ring_events * sizeof(struct d9_raw_event), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (b == MAP_FAILED) {
+                atomic_store(&s->state, D9_SLOT_FREE);
+                return NULL;
+            }
+            s->ring.buf = b;
+            s->ring.cap = ring_events;
+        }
+        s->tid = tid;
+        s->nowait_count = 0;
+        s->name[0] = 0;
+        uint32_t l = atomic_load(&limit);
+        while (l < i + 1 && !atomic_compare_exchange_weak(&limit, &l, i + 1))
+            ;
+        atomic_store_explicit(&s->state, D9_SLOT_LIVE, memory_order_release);
+        return s;
+    }
+    return NULL;
+}
+
+struct d9_slot *d9_register_self(uint32_t parent_tid)
+{
+    if (d9_self)
+        return d9_self;
+    if (d9_exited || !atomic_load_explicit(&d9_recording, memory_order_relaxed) || !slots)
+        return NULL;
+    int saved = errno;
+    d9_busy++;
+    uint32_t tid = (uint32_t)gettid();
+    struct d9_slot *s = claim(tid);
+    if (!s) {
+        d9_exited = 1; /* do not retry on every event of this thread */
+        if (atomic_fetch_add(&unrecorded, 1) == 0)
+            d9_log("more than %u threads (DIAL9_MAX_THREADS) or out of memory: further threads are not recorded",
+                   nslots);
+    } else {
+        uint64_t now = d9_now();
+        d9_slot_push(s, now, D9_EV_THREAD_START, 0, parent_tid, 0);
+        char name[16];
+        if (d9_read_comm(0, name) >= 0)
+            d9_slot_push_name(s, now, name);
+        pthread_setspecific(exit_key, s); /* its destructor runs at every thread's exit */
+        d9_self = s;
+    }
+    d9_busy--;
+    errno = saved;
+    return s;
+}
+
+void d9_thread_exit(void)
+{
+    struct d9_slot *s = d9_self;
+    d9_exited = 1;
+    if (!s)
+        return;
+    int saved = errno;
+    d9_busy++;
+    d9_flush_nowait(s);
+    d9_slot_push(s, d9_now(), D9_EV_THREAD_EXIT, 0, 0, 0);
+    d9_self = NULL;
+    atomic_store_explicit(&s->state, D9_SLOT_EXITED, memory_order_release);
+    d9_busy--;
+    errno = saved;
+}
+
+/* Resets the consumer-side state of s so the next owner starts clean. */
+static void reset(struct d9_slot *s)
+{
+    atomic_store_explicit(&s->ring.head, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->ring.tail, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
+    s->drop_reported = 0;
+    s->nowait_count = 0;
+    s->name[0] = 0;
+    s->tid = 0;
+}
+
+void d9_slot_release(struct d9_slot *s)
+{
+    reset(s);
+    atomic_store_explicit(&s->state, D9_SLOT_FREE, memory_order_release);
+}
+
+void d9_registry_after_fork_child(void)
+{
+    for (uint32_t i = 0; i < nslots && slots; i++)
+        if (atomic_load(&slots[i].state) != D9_SLOT_FREE)
+            d9_slot_release(&slots[i]);
+    atomic_store(&limit, 0);
+    d9_self = NULL;
+    d9_exited = 0;
+    if (slots)
+        pthread_setspecific(exit_key, NULL);
+}

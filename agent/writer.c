@@ -1,0 +1,314 @@
+/* writer.c - the one agent thread: every DIAL9_FLUSH_MS (or when a ring is
+ * half full) it drains every slot's ring into one chunk per thread, writes
+ * the block (LZ4) to the current segment, rotates and seals segments.
+ * It runs with every signal blocked and d9_busy raised for its whole life,
+ * so nothing it calls is recorded. Write errors stop recording (one line);
+ * the host never waits for the writer except in dial9_flush and at exit. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "encode.h"
+#include "log.h"
+#include "segment.h"
+
+#define D9_BLOCK_RAW (256u << 10) /* bytes of uncompressed payload per block */
+#define D9_POP_BATCH 512          /* events copied out of a ring at a time (16 KiB) */
+#define D9_WRITER_STACK (1u << 20) /* bytes; LZ4F_compressFrame needs ~20 KiB */
+
+static pthread_t thread;
+static _Atomic int running;        /* a writer thread exists */
+static _Atomic int stopping;
+static _Atomic uint32_t kicked;    /* futex word: work is waiting */
+static _Atomic int sleeping;       /* the writer is (about to be) in FUTEX_WAIT */
+static _Atomic int names_flag;     /* some thread was renamed by another */
+static _Atomic uint32_t flush_req; /* dial9_flush requests made */
+static _Atomic uint32_t flush_done; /* futex word: requests served */
+
+/* Writer-thread state. */
+static uint8_t raw[D9_BLOCK_RAW];
+static uint8_t *out;
+static size_t out_cap;
+static struct d9_enc enc;
+static struct d9_raw_event batch[D9_POP_BATCH];
+static uint32_t seg_blocks;  /* blocks in the open segment */
+static uint64_t discarded;   /* events not written after a failure */
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/* Wakes the writer even if it is not sleeping yet (it rechecks kicked). */
+static void wake_writer(void)
+{
+    atomic_store(&kicked, 1);
+    futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+void d9_writer_kick(void)
+{
+    /* Hot path: one relaxed load when already kicked; a syscall only
+     * when the writer sleeps. seq_cst store/load pair with the writer's
+     * sleeping store / kicked check, so a wake is never missed. */
+    if (atomic_load_explicit(&kicked, memory_order_relaxed))
+        return;
+    atomic_store(&kicked, 1);
+    if (atomic_load(&sleeping)) {
+        int saved = errno;
+        d9_busy++;
+        futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
+        d9_busy--;
+        errno = saved;
+    }
+}
+
+void d9_names_changed(void) { atomic_store_explicit(&names_flag, 1, memory_order_relaxed); }
+
+/* Sleeps until kicked, stopping, or deadline (CLOCK_MONOTONIC ns). */
+static void wait_for_work(uint64_t deadline)
+{
+    while (!atomic_load(&kicked) && !atomic_load(&stopping)) {
+        uint64_t now = d9_now();
+        if (now >= deadline)
+            break;
+        uint64_t left = deadline - now;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        atomic_store(&sleeping, 1);
+        if (!atomic_load(&kicked))
+            futex(&kicked, FUTEX_WAIT_PRIVATE, 0, &ts);
+        atomic_store(&sleeping, 0);
+    }
+    atomic_store(&kicked, 0);
+}
+
+/* ---- Blocks and segments ---------------------------------------------- */
+
+static void fail_stop(void)
+{
+    atomic_store(&d9_recording, 0); /* the hooks go quiet; rings are still drained */
+}
+
+static void write_block(const uint8_t *buf, size_t n)
+{
+    if (d9_seg_is_open() && seg_blocks && d9_seg_size() + n > d9_cfg.max_file_size)
+        d9_seg_seal();
+    if (!d9_seg_is_open()) {
+        if (d9_seg_open() < 0) {
+            fail_stop();
+            return;
+        }
+        seg_blocks = 0;
+    }
+    if (d9_seg_write(buf, n) < 0) {
+        fail_stop();
+        return;
+    }
+    seg_blocks++;
+}
+
+/* Compresses and writes the block being built (if it has events), then starts a new one. */
+static void flush_block(void)
+{
+    if (enc.events) {
+        d9_enc_finish(&enc);
+        size_t n = d9_seg_failed() ? 0 : d9_block_build(&enc, out, out_cap);
+        if (n)
+            write_block(out, n);
+        if (!n || d9_seg_failed())
+            discarded += enc.events;
+    }
+    d9_enc_init(&enc, raw, sizeof(raw));
+}
+
+/* ---- Draining ---------------------------------------------------------- */
+
+/* Encodes ev in s's chunk, flushing the block when it is full. */
+static void put(struct d9_slot *s, const struct d9_raw_event *ev)
+{
+    if (ev->type == D9_EV_THREAD_NAME) { /* the name the header tables will show */
+        size_t n = ev->len < 15 ? ev->len : 15;
+        memcpy(s->name, &ev->a, n < 8 ? n : 8);
+        if (n > 8)
+            memcpy(s->name + 8, &ev->b, n - 8);
+        s->name[n] = 0;
+    }
+    if (d9_seg_failed()) {
+        discarded++;
+        return;
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if ((enc.in_chunk || d9_enc_begin_chunk(&enc, s->tid, ev->ts) == 0) && d9_enc_event(&enc, ev) == 0)
+            return;
+        flush_block(); /* full: write it, retry in an empty block */
+    }
+    discarded++;
+}
+
+static void drain(struct d9_slot *s, int check_name)
+{
+    /* Bounded: at most one ring's worth per cycle, so a thread producing
+     * as fast as we drain cannot keep the writer from the other slots. */
+    for (uint32_t total = 0; total < s->ring.cap;) {
+        uint32_t n = d9_ring_pop(&s->ring, batch, D9_POP_BATCH);
+        for (uint32_t i = 0; i < n; i++)
+            put(s, &batch[i]);
+        total += n;
+        if (n < D9_POP_BATCH)
+            break;
+    }
+    uint64_t dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
+    uint64_t now = d9_now(); /* after the pops: not before any popped event */
+    if (dropped != s->drop_reported) {
+        struct d9_raw_event ev = {.ts = now, .type = D9_EV_DROP, .a = dropped - s->drop_reported};
+        put(s, &ev);
+        s->drop_reported = dropped;
+    }
+    char name[16];
+    if (check_name && d9_read_comm(s->tid, name) >= 0 && strcmp(name, s->name) != 0) {
+        struct d9_raw_event ev;
+        d9_name_event(&ev, now, name);
+        put(s, &ev);
+    }
+    d9_enc_end_chunk(&enc);
+}
+
+static void cycle(void)
+{
+    uint32_t req = atomic_load(&flush_req);
+    int names = atomic_exchange(&names_flag, 0);
+    for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
+        struct d9_slot *s = d9_slot_at(i);
+        uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st != D9_SLOT_LIVE && st != D9_SLOT_EXITED)
+            continue;
+        drain(s, names && st == D9_SLOT_LIVE);
+        if (st == D9_SLOT_EXITED) /* its last push happened before EXITED: all drained */
+            d9_slot_release(s);
+    }
+    flush_block();
+    if (d9_seg_is_open() && seg_blocks &&
+        d9_now() - d9_seg_opened_ns() >= (uint64_t)d9_cfg.rotation_secs * 1000000000u)
+        d9_seg_seal(); /* the next block opens the next segment */
+    atomic_store(&flush_done, req);
+    futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+static void *writer_main(void *arg)
+{
+    d9_busy = 1; /* for good: nothing this thread does is recorded */
+    pthread_setname_np(pthread_self(), "dial9-writer");
+    uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
+    while (!atomic_load(&stopping)) {
+        wait_for_work(d9_now() + period);
+        cycle();
+    }
+    cycle(); /* final drain: everything recorded before the stop */
+    d9_seg_seal();
+    if (discarded)
+        d9_log("%llu events were not written", (unsigned long long)discarded);
+    return NULL;
+}
+
+/* ---- Control ----------------------------------------------------------- */
+
+int d9_writer_start(void)
+{
+    if (!out) {
+        out_cap = d9_block_bound(sizeof(raw));
+        void *m = mmap(NULL, out_cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            d9_log("cannot map %zu bytes for the writer: %s; not recording", out_cap, strerror(errno));
+            return -1;
+        }
+        out = m;
+    }
+    d9_enc_init(&enc, raw, sizeof(raw));
+    atomic_store(&stopping, 0);
+    atomic_store(&kicked, 0);
+    seg_blocks = 0;
+    discarded = 0;
+
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, D9_WRITER_STACK);
+    d9_busy++; /* the pthread_create interposer passes straight through */
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the writer never takes the host's signals */
+    int rc = pthread_create(&thread, &attr, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    d9_busy--;
+    pthread_attr_destroy(&attr);
+    if (rc) {
+        d9_log("cannot start the writer thread: %s; not recording", strerror(rc));
+        return -1;
+    }
+    atomic_store(&running, 1);
+    return 0;
+}
+
+void d9_writer_stop(void)
+{
+    if (!atomic_exchange(&running, 0))
+        return;
+    d9_busy++;
+    atomic_store(&stopping, 1);
+    wake_writer();
+    pthread_join(thread, NULL);
+    d9_busy--;
+}
+
+int d9_writer_flush(int timeout_ms)
+{
+    if (!atomic_load(&running) || d9_seg_failed())
+        return -1;
+    int rc = 0, saved = errno;
+    d9_busy++;
+    uint32_t want = atomic_fetch_add(&flush_req, 1) + 1;
+    wake_writer();
+    uint64_t deadline = d9_now() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        uint32_t done = atomic_load(&flush_done);
+        if ((int32_t)(done - want) >= 0)
+            break;
+        uint64_t now = d9_now();
+        if (now >= deadline) {
+            rc = -1;
+            break;
+        }
+        uint64_t left = deadline - now;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        futex(&flush_done, FUTEX_WAIT_PRIVATE, done, &ts);
+    }
+    d9_busy--;
+    errno = saved;
+    return rc || d9_seg_failed() ? -1 : 0;
+}
+
+void d9_writer_after_fork_child(void)
+{
+    if (!atomic_load(&running))
+        return; /* not recording in the parent */
+    d9_busy++;
+    /* Only the forking thread exists here: the parent's writer and its
+     * events stay the parent's. Start over with empty slots and files. */
+    atomic_store(&running, 0);
+    atomic_store(&sleeping, 0);
+    atomic_store(&names_flag, 0);
+    atomic_store(&flush_req, 0);
+    atomic_store(&flush_done, 0);
+    d9_registry_after_fork_child();
+    d9_seg_after_fork_child();
+    if (d9_writer_start() < 0)
+        atomic_store(&d9_recording, 0);
+    d9_busy--;
+}

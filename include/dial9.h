@@ -1,0 +1,47 @@
+/* dial9.h - the public C ABI of libdial9.so, the dial9 flight recorder.
+ *
+ * The recorder needs no code changes: LD_PRELOAD=libdial9.so ./service.
+ * These functions let a program that knows about dial9 ask for more:
+ * whether it is recording, and that everything recorded so far be on disk
+ * now (before taking a snapshot of DIAL9_DIR, say).
+ *
+ * Linking: either link with -ldial9, or compile with -DDIAL9_WEAK so the
+ * declarations are weak and the program also runs without the agent: test
+ * the function's address first (if (dial9_flush) dial9_flush();).
+ *
+ * All functions are thread-safe and never abort the process.
+ */
+#ifndef DIAL9_H
+#define DIAL9_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef DIAL9_WEAK
+#define DIAL9_API __attribute__((weak))
+#else
+#define DIAL9_API
+#endif
+
+/* 1 when the agent is recording this process, 0 when it is disabled
+ * (DIAL9_ENABLED=0, secure execution, unusable DIAL9_DIR, a write error
+ * that stopped recording, or process exit in progress). */
+DIAL9_API int dial9_is_recording(void);
+
+/* Asks the writer thread to drain every thread's buffer and write the
+ * events to the current segment file now, and waits for it: up to 1 s.
+ * Events the calling thread recorded before the call are included.
+ * Returns 0 when they were written, -1 when not recording, on timeout, or
+ * after a write error. errno is preserved. The segment stays open
+ * (NNNNNN.d9.open) until rotation or exit; its blocks are complete and
+ * readable as written. */
+DIAL9_API int dial9_flush(void);
+
+/* The agent's version, e.g. "0.1.0": a static string, never freed. */
+DIAL9_API const char *dial9_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
