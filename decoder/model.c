@@ -1,0 +1,137 @@
+/* model.c - the merged event store (see model.h). */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *nv = realloc(*v, c * size);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = c;
+    return 0;
+}
+
+static struct d9_thread *thread_of(struct d9_model *m, uint32_t pid, uint32_t tid)
+{
+    uint32_t i;
+    if (d9_map_get(&m->thr_idx, d9_key2(pid, tid), &i))
+        return &m->thr[i];
+    if (grow((void **)&m->thr, &m->thr_cap, m->nthr, sizeof(*m->thr)) < 0 ||
+        d9_map_put(&m->thr_idx, d9_key2(pid, tid), (uint32_t)m->nthr) < 0)
+        return NULL;
+    struct d9_thread *t = &m->thr[m->nthr++];
+    memset(t, 0, sizeof(*t));
+    t->pid = pid;
+    t->tid = tid;
+    return t;
+}
+
+/* Newest name wins; on a tie an event beats a header table (prefer_new). */
+static void set_name(struct d9_thread *t, const char *name, size_t len, uint64_t ts, int prefer_new)
+{
+    if (t->name[0] && (ts < t->name_ts || (ts == t->name_ts && !prefer_new)))
+        return;
+    len = len < sizeof(t->name) - 1 ? len : sizeof(t->name) - 1;
+    memcpy(t->name, name, len);
+    t->name[len] = 0;
+    t->name_ts = ts;
+}
+
+int d9_model_add_event(void *model, const struct d9_event *ev)
+{
+    struct d9_model *m = model;
+    if (grow((void **)&m->ev, &m->ev_cap, m->nev, sizeof(*m->ev)) < 0)
+        return -1;
+    struct d9_event *e = &m->ev[m->nev++];
+    *e = *ev;
+    e->seq = m->seq++;
+    struct d9_thread *t = thread_of(m, ev->pid, ev->tid);
+    if (!t)
+        return -1;
+    if (ev->type == D9_EV_THREAD_NAME)
+        set_name(t, ev->name, ev->name_len, ev->ts, 1);
+    return 0;
+}
+
+static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+
+int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
+{
+    uint32_t i;
+    if (!d9_map_get(&m->proc_idx, seg->pid, &i)) {
+        if (grow((void **)&m->proc, &m->proc_cap, m->nproc, sizeof(*m->proc)) < 0 ||
+            d9_map_put(&m->proc_idx, seg->pid, (uint32_t)m->nproc) < 0)
+            return -1;
+        struct d9_proc *p = &m->proc[m->nproc++];
+        p->pid = seg->pid;
+        p->exe = dup_or_empty(seg->exe);
+        p->hostname = dup_or_empty(seg->hostname);
+        p->cmdline = malloc(seg->cmdline_len + 1);
+        if (!p->exe || !p->hostname || !p->cmdline)
+            return -1;
+        size_t n = seg->cmdline_len; /* NUL-separated, usually NUL-terminated */
+        while (n && seg->cmdline[n - 1] == 0)
+            n--;
+        for (size_t k = 0; k < n; k++)
+            p->cmdline[k] = seg->cmdline[k] ? seg->cmdline[k] : ' ';
+        p->cmdline[n] = 0;
+    }
+    for (uint32_t k = 0; k < seg->nthreads; k++) {
+        struct d9_thread *t = thread_of(m, seg->pid, seg->threads[k].tid);
+        if (!t)
+            return -1;
+        set_name(t, seg->threads[k].name, strlen(seg->threads[k].name), seg->anchor_mono_ns, 0);
+    }
+    return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const struct d9_event *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void d9_model_sort(struct d9_model *m)
+{
+    if (m->nev)
+        qsort(m->ev, m->nev, sizeof(*m->ev), by_time);
+}
+
+const struct d9_thread *d9_model_thread(const struct d9_model *m, uint32_t pid, uint32_t tid)
+{
+    uint32_t i;
+    return d9_map_get(&m->thr_idx, d9_key2(pid, tid), &i) ? &m->thr[i] : NULL;
+}
+
+const struct d9_proc *d9_model_proc(const struct d9_model *m, uint32_t pid)
+{
+    uint32_t i;
+    return d9_map_get(&m->proc_idx, pid, &i) ? &m->proc[i] : NULL;
+}
+
+void d9_model_free(struct d9_model *m)
+{
+    for (size_t i = 0; i < m->nproc; i++) {
+        free(m->proc[i].exe);
+        free(m->proc[i].hostname);
+        free(m->proc[i].cmdline);
+    }
+    free(m->proc);
+    free(m->thr);
+    free(m->ev);
+    d9_map_free(&m->thr_idx);
+    d9_map_free(&m->proc_idx);
+    memset(m, 0, sizeof(*m));
+}

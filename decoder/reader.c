@@ -1,0 +1,442 @@
+/* reader.c - segment decoding (see reader.h and the format in dial9_format.h).
+ * Every read is bounds-checked against the buffer: any input, however
+ * damaged, yields a report and never a crash. */
+#include "reader.h"
+
+#include <lz4frame.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+__attribute__((format(printf, 5, 6)))
+static void problem(struct d9_seg *s, uint32_t block, uint64_t off, int truncated, const char *fmt, ...)
+{
+    if (s->nproblems < D9_MAX_PROBLEMS) {
+        struct d9_problem *p = &s->problems[s->nproblems];
+        p->block = block;
+        p->offset = off;
+        p->truncated = truncated;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+        va_end(ap);
+    }
+    s->nproblems++;
+    enum d9_seg_status st = truncated ? D9_SEG_TRUNCATED : D9_SEG_DAMAGED;
+    if (st > s->status)
+        s->status = st;
+}
+
+/* ---- Header -------------------------------------------------------------- */
+
+static char *dup_bytes(const uint8_t *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, p, n);
+        s[n] = 0;
+    }
+    return s;
+}
+
+static int set_str(char **dst, const uint8_t *p, size_t n)
+{
+    free(*dst);
+    *dst = dup_bytes(p, n);
+    return *dst ? 0 : -1;
+}
+
+static int parse_threads(struct d9_seg *s, const uint8_t *p, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; n - i >= 5 && p[i + 4] <= n - i - 5; i += 5 + p[i + 4])
+        count++;
+    free(s->threads);
+    s->nthreads = 0;
+    s->threads = calloc(count ? count : 1, sizeof(*s->threads));
+    if (!s->threads)
+        return -1;
+    size_t i = 0;
+    for (; n - i >= 5 && p[i + 4] <= n - i - 5; i += 5 + p[i + 4]) {
+        struct d9_thread_entry *t = &s->threads[s->nthreads++];
+        size_t len = p[i + 4] < 16 ? p[i + 4] : 16;
+        t->tid = le32(p + i);
+        memcpy(t->name, p + i + 5, len);
+        t->name[len] = 0;
+    }
+    return i == n ? 0 : 1;
+}
+
+/* Returns 0 ok, 1 malformed (schema left as it was). */
+static int parse_schema(struct d9_schema *out, const uint8_t *p, size_t n)
+{
+    struct d9_schema s;
+    memset(&s, 0, sizeof(s));
+    size_t i = 0;
+    while (i < n) {
+        if (n - i < 2 || p[i + 1] > D9_MAX_FIELDS || p[i + 1] > n - i - 2)
+            return 1;
+        uint8_t t = p[i], nf = p[i + 1];
+        for (size_t f = 0; f < nf; f++) {
+            char k = (char)p[i + 2 + f];
+            if (k != 'u' && k != 's' && k != 'b')
+                return 1;
+            s.kinds[t][f] = k;
+        }
+        s.present[t] = 1;
+        s.nfields[t] = nf;
+        i += 2 + (size_t)nf;
+    }
+    *out = s;
+    return 0;
+}
+
+/* Parses TLVs in p[0..n). -1 out of memory. */
+static int parse_tlvs(struct d9_seg *s, const uint8_t *p, size_t n, size_t base)
+{
+    size_t i = 0;
+    while (i < n) {
+        if (n - i < 6 || le32(p + i + 2) > n - i - 6) {
+            problem(s, D9_PROBLEM_HEADER, base + i, 0, "malformed TLV");
+            return 0;
+        }
+        uint16_t tag = le16(p + i);
+        size_t len = le32(p + i + 2);
+        const uint8_t *v = p + i + 6;
+        int rc = 0;
+        switch (tag) {
+        case D9_TLV_PID: if (len >= 4) s->pid = le32(v); break;
+        case D9_TLV_SEQ: if (len >= 4) s->seq = le32(v); break;
+        case D9_TLV_ANCHOR:
+            if (len >= 16) {
+                s->anchor_real_ns = le64(v);
+                s->anchor_mono_ns = le64(v + 8);
+            }
+            break;
+        case D9_TLV_EXE: rc = set_str(&s->exe, v, len); break;
+        case D9_TLV_HOSTNAME: rc = set_str(&s->hostname, v, len); break;
+        case D9_TLV_CLOCK: rc = set_str(&s->clock, v, len); break;
+        case D9_TLV_AGENT_VERSION: rc = set_str(&s->agent_version, v, len); break;
+        case D9_TLV_CMDLINE:
+            rc = set_str(&s->cmdline, v, len);
+            s->cmdline_len = len;
+            break;
+        case D9_TLV_THREADS:
+            rc = parse_threads(s, v, len);
+            if (rc == 1)
+                problem(s, D9_PROBLEM_HEADER, base + i, 0, "malformed threads table");
+            break;
+        case D9_TLV_SCHEMA:
+            if (parse_schema(&s->schema, v, len))
+                problem(s, D9_PROBLEM_HEADER, base + i, 0, "malformed schema (using the built-in one)");
+            break;
+        default: break; /* a newer writer's TLV: skipped */
+        }
+        if (rc < 0)
+            return -1;
+        i += 6 + len;
+    }
+    return 0;
+}
+
+/* Validates the header; returns the offset where blocks start (or where to
+ * scan for them), 0 when the file is not a segment, (size_t)-1 out of memory. */
+static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
+{
+    if (len == 0) {
+        snprintf(s->error, sizeof(s->error), "empty file");
+        return 0;
+    }
+    if (len < D9_SEG_MAGIC_LEN || memcmp(buf, D9_SEG_MAGIC, D9_SEG_MAGIC_LEN) != 0) {
+        snprintf(s->error, sizeof(s->error), "not a dial9 segment (bad magic)");
+        return 0;
+    }
+    if (len < 16) {
+        problem(s, D9_PROBLEM_HEADER, D9_SEG_MAGIC_LEN, 1, "header truncated (%zu bytes)", len);
+        return len;
+    }
+    s->version = le32(buf + 8);
+    if (s->version != D9_FORMAT_VERSION) {
+        snprintf(s->error, sizeof(s->error), "unsupported format version %u (this decoder reads %u)",
+                 s->version, D9_FORMAT_VERSION);
+        return 0;
+    }
+    uint32_t hlen = le32(buf + 12);
+    if (hlen > len - 16) {
+        problem(s, D9_PROBLEM_HEADER, 12, 1, "header truncated (%zu of %u bytes)", len - 16, hlen);
+        return 16; /* a damaged length could hide blocks: scan for them */
+    }
+    if (hlen < 4) {
+        problem(s, D9_PROBLEM_HEADER, 12, 0, "bad header length %u", hlen);
+        return 16;
+    }
+    const uint8_t *tlv = buf + 16;
+    size_t n = hlen - 4;
+    if (d9_crc32c(0, tlv, n) != le32(tlv + n))
+        problem(s, D9_PROBLEM_HEADER, 16, 0, "header crc mismatch");
+    if (parse_tlvs(s, tlv, n, 16) < 0)
+        return (size_t)-1;
+    return 16 + (size_t)hlen;
+}
+
+/* ---- Blocks ------------------------------------------------------------- */
+
+struct block {
+    uint32_t payload_len, raw_len, crc, events;
+};
+
+/* hdr_crc covers every header field but itself: bytes 0..19 and 24..39. */
+static int block_header_ok(const uint8_t *p)
+{
+    if (le32(p) != D9_BLOCK_MAGIC)
+        return 0;
+    uint32_t c = d9_crc32c(0, p, 20);
+    return d9_crc32c(c, p + 24, 16) == le32(p + 20);
+}
+
+/* Offset of the next verified block header at or after from, or len. */
+static size_t find_block(const uint8_t *buf, size_t len, size_t from)
+{
+    for (size_t p = from; len >= D9_BLOCK_HEADER_SIZE && p <= len - D9_BLOCK_HEADER_SIZE; p++) {
+        const uint8_t *q = memchr(buf + p, D9_BLOCK_MAGIC & 0xff, len - D9_BLOCK_HEADER_SIZE + 1 - p);
+        if (!q)
+            break;
+        p = (size_t)(q - buf);
+        if (block_header_ok(q))
+            return p;
+    }
+    return len;
+}
+
+/* Decompresses exactly b->raw_len bytes from one LZ4 frame that spans the
+ * whole payload. Returns NULL on success, else the reason. */
+static const char *inflate_block(LZ4F_dctx *dctx, const uint8_t *src, const struct block *b, uint8_t *dst)
+{
+    size_t in = 0, out = 0, hint = 1;
+    while (hint != 0) {
+        size_t src_n = b->payload_len - in, dst_n = b->raw_len - out;
+        if (src_n == 0)
+            return "lz4 frame ends early";
+        hint = LZ4F_decompress(dctx, dst + out, &dst_n, src + in, &src_n, NULL);
+        if (LZ4F_isError(hint))
+            return LZ4F_getErrorName(hint);
+        in += src_n;
+        out += dst_n;
+        if (hint != 0 && src_n == 0 && dst_n == 0)
+            return "lz4 frame larger than its raw length";
+    }
+    if (in != b->payload_len)
+        return "bytes after the lz4 frame";
+    if (out != b->raw_len)
+        return "lz4 frame shorter than its raw length";
+    return NULL;
+}
+
+struct cursor {
+    const uint8_t *p, *end;
+};
+
+static int get_varint(struct cursor *c, uint64_t *v)
+{
+    size_t n = d9_get_varint(c->p, (size_t)(c->end - c->p), v);
+    c->p += n;
+    return n ? 0 : -1;
+}
+
+/* Decodes one event's fields into ev per the segment's schema. */
+static int get_fields(struct cursor *c, const struct d9_schema *sc, struct d9_event *ev)
+{
+    memset(ev->f, 0, sizeof(ev->f)); /* a short schema reads as zeros, not the previous event */
+    ev->nfields = 0;
+    ev->name_len = 0;
+    int have_bytes = 0;
+    for (unsigned f = 0; f < sc->nfields[ev->type]; f++) {
+        char k = sc->kinds[ev->type][f];
+        uint64_t v;
+        if (get_varint(c, &v) < 0)
+            return -1;
+        if (k == 'b') {
+            if (v > (uint64_t)(c->end - c->p))
+                return -1;
+            if (!have_bytes) {
+                have_bytes = 1;
+                ev->name_len = (uint8_t)(v < sizeof(ev->name) ? v : sizeof(ev->name));
+                memcpy(ev->name, c->p, ev->name_len);
+            }
+            c->p += v;
+        } else if (k == 's') {
+            v = (uint64_t)d9_unzigzag(v);
+        }
+        if (f < D9_EV_FIELDS) {
+            ev->kinds[f] = k;
+            ev->f[f] = v;
+            ev->nfields = (uint8_t)(f + 1);
+        }
+    }
+    return 0;
+}
+
+/* Parses a decompressed payload, delivering events. Returns 0 ok, 1 bad
+ * structure (reason in why; the events before it were delivered). When fn
+ * asks to stop, *stop holds its return and parsing ends. */
+static int parse_payload(struct d9_seg *s, const uint8_t *raw, size_t n, uint32_t *nev,
+                         d9_event_fn fn, void *ctx, int *stop, char *why, size_t why_len)
+{
+    struct cursor c = {raw, raw + n};
+    struct d9_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.pid = s->pid;
+    for (;;) {
+        uint64_t tid, ts, delta;
+        if (get_varint(&c, &tid) < 0) {
+            snprintf(why, why_len, "payload ends without its end marker");
+            return 1;
+        }
+        if (tid == 0)
+            break;
+        if (tid > UINT32_MAX || get_varint(&c, &ts) < 0) {
+            snprintf(why, why_len, "bad chunk header at payload offset %zu", (size_t)(c.p - raw));
+            return 1;
+        }
+        ev.tid = (uint32_t)tid;
+        for (;;) {
+            if (c.p >= c.end) {
+                snprintf(why, why_len, "chunk of tid %u ends without its end marker", ev.tid);
+                return 1;
+            }
+            size_t at = (size_t)(c.p - raw);
+            ev.type = *c.p++;
+            if (ev.type == 0)
+                break;
+            if (!s->schema.present[ev.type]) {
+                snprintf(why, why_len, "event type %u not in the schema at payload offset %zu", ev.type, at);
+                return 1;
+            }
+            if (get_varint(&c, &delta) < 0 || get_fields(&c, &s->schema, &ev) < 0) {
+                snprintf(why, why_len, "event cut short at payload offset %zu", at);
+                return 1;
+            }
+            ts += delta;
+            ev.ts = ts;
+            ev.seq = s->events;
+            (*nev)++;
+            s->events++;
+            if (fn && (*stop = fn(ctx, &ev)) != 0)
+                return 0;
+        }
+    }
+    if (c.p != c.end) {
+        snprintf(why, why_len, "%zu bytes after the end marker", (size_t)(c.end - c.p));
+        return 1;
+    }
+    return 0;
+}
+
+int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_fn fn, void *ctx)
+{
+    memset(s, 0, sizeof(*s));
+    d9_schema_builtin(&s->schema);
+    size_t pos = parse_header(s, buf, len);
+    if (pos == (size_t)-1)
+        return -1;
+    if (pos == 0) {
+        s->status = D9_SEG_INVALID;
+        return 0;
+    }
+    LZ4F_dctx *dctx = NULL;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+        return -1;
+    uint8_t *raw = NULL;
+    int rc = 0;
+    if (s->nproblems && s->problems[0].block == D9_PROBLEM_HEADER && pos == 16) {
+        size_t next = find_block(buf, len, pos); /* header length unusable */
+        s->skipped += next - pos;
+        pos = next;
+    }
+    for (uint32_t index = 0; pos < len; index++) {
+        size_t left = len - pos;
+        const uint8_t *h = buf + pos;
+        const char *bad = NULL;
+        char why[96];
+        if (left < D9_BLOCK_HEADER_SIZE) {
+            problem(s, index, pos, 1, "block header truncated (%zu of %d bytes)", left, D9_BLOCK_HEADER_SIZE);
+            s->skipped += left;
+            break;
+        }
+        struct block b = {le32(h + 4), le32(h + 8), le32(h + 12), le32(h + 16)};
+        if (le32(h) != D9_BLOCK_MAGIC)
+            bad = "bad block magic";
+        else if (!block_header_ok(h))
+            bad = "block header crc mismatch";
+        else if (b.payload_len > left - D9_BLOCK_HEADER_SIZE) {
+            size_t next = find_block(buf, len, pos + 1);
+            if (next == len) { /* nothing verifies after it: the file ends here */
+                problem(s, index, pos, 1, "block truncated (%zu of %u payload bytes)",
+                        left - D9_BLOCK_HEADER_SIZE, b.payload_len);
+                s->skipped += left;
+                break;
+            }
+            bad = "block overlaps the next block";
+        } else if (b.raw_len > D9_BLOCK_MAX_RAW)
+            bad = "raw length over the limit";
+        else if (d9_crc32c(0, h + D9_BLOCK_HEADER_SIZE, b.payload_len) != b.crc)
+            bad = "payload crc mismatch";
+        if (!bad) {
+            uint8_t *r = realloc(raw, b.raw_len + 1u);
+            if (!r) {
+                rc = -1;
+                break;
+            }
+            raw = r;
+            bad = inflate_block(dctx, h + D9_BLOCK_HEADER_SIZE, &b, raw);
+            if (bad) {
+                snprintf(why, sizeof(why), "lz4: %s", bad);
+                bad = why;
+                LZ4F_resetDecompressionContext(dctx);
+            }
+        }
+        if (bad) { /* resync on the next header that verifies */
+            problem(s, index, pos, 0, "%s", bad);
+            size_t next = find_block(buf, len, pos + 1);
+            s->skipped += next - pos;
+            pos = next;
+            continue;
+        }
+        uint32_t nev = 0;
+        int stop = 0;
+        int st = parse_payload(s, raw, b.raw_len, &nev, fn, ctx, &stop, why, sizeof(why));
+        if (stop) {
+            rc = stop;
+            break;
+        }
+        if (st == 0 && nev != b.events) {
+            snprintf(why, sizeof(why), "block holds %u events, header says %u", nev, b.events);
+            st = 1;
+        }
+        if (st)
+            problem(s, index, pos, 0, "%s", why); /* crc was fine: the writer's bytes, kept up to here */
+        else
+            s->blocks++;
+        pos += D9_BLOCK_HEADER_SIZE + (size_t)b.payload_len;
+    }
+    free(raw);
+    LZ4F_freeDecompressionContext(dctx);
+    return rc;
+}
+
+void d9_seg_free(struct d9_seg *s)
+{
+    free(s->exe);
+    free(s->hostname);
+    free(s->clock);
+    free(s->agent_version);
+    free(s->cmdline);
+    free(s->threads);
+    s->exe = s->hostname = s->clock = s->agent_version = s->cmdline = NULL;
+    s->threads = NULL;
+}

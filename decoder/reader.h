@@ -1,0 +1,80 @@
+/* reader.h - decodes one segment held in memory: header, TLVs, then blocks,
+ * recovering from damage (resync on the next block whose header crc
+ * verifies). Knows nothing about files, ordering or output. */
+#ifndef DIAL9_DECODER_READER_H
+#define DIAL9_DECODER_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema.h"
+
+/* Fields kept per decoded event (every known type has at most 3); further
+ * fields of a future type are decoded and skipped. */
+#define D9_EV_FIELDS 4
+
+struct d9_event {
+    uint64_t ts;   /* CLOCK_MONOTONIC ns */
+    uint64_t seq;  /* decode order: the stable tie-break when sorting */
+    uint32_t pid, tid;
+    uint8_t type;
+    uint8_t nfields;              /* fields held in f[] */
+    char kinds[D9_EV_FIELDS];     /* 'u', 's' or 'b' per field */
+    uint8_t name_len;             /* bytes in name[] */
+    uint64_t f[D9_EV_FIELDS];     /* 'u': value, 's': int64 value, 'b': length */
+    char name[16];                /* bytes of the first 'b' field (truncated) */
+};
+
+struct d9_thread_entry {
+    uint32_t tid;
+    char name[17]; /* NUL-terminated */
+};
+
+enum d9_seg_status {
+    D9_SEG_OK = 0,
+    D9_SEG_TRUNCATED, /* ends inside a block (or the header): a crashed or live writer */
+    D9_SEG_DAMAGED,   /* bytes that do not verify somewhere */
+    D9_SEG_INVALID    /* not a segment this decoder reads: nothing decoded */
+};
+
+#define D9_PROBLEM_HEADER UINT32_MAX /* problem.block of a header problem */
+#define D9_MAX_PROBLEMS 16           /* problems kept; nproblems counts all */
+
+struct d9_problem {
+    uint32_t block;  /* 0-based index of the block slot, or D9_PROBLEM_HEADER */
+    uint64_t offset; /* byte offset in the file */
+    int truncated;   /* 1: the file ends here, 0: damage */
+    char reason[96];
+};
+
+struct d9_seg {
+    /* Header (strings malloc'd, NUL-terminated; NULL when absent). */
+    uint32_t version, pid, seq;
+    char *exe, *hostname, *clock, *agent_version;
+    char *cmdline;       /* NUL-separated arguments */
+    size_t cmdline_len;
+    uint64_t anchor_real_ns, anchor_mono_ns;
+    struct d9_thread_entry *threads;
+    uint32_t nthreads;
+    struct d9_schema schema;
+    /* Outcome. */
+    enum d9_seg_status status;
+    char error[96];      /* why, when INVALID */
+    uint32_t blocks;     /* blocks decoded completely */
+    uint64_t events;     /* events delivered */
+    uint64_t skipped;    /* bytes not decoded (damage, truncated tail) */
+    uint32_t nproblems;
+    struct d9_problem problems[D9_MAX_PROBLEMS];
+};
+
+/* Called per event in file order; a non-zero return stops decoding (-1 out
+ * of memory), and d9_read_segment returns it. */
+typedef int (*d9_event_fn)(void *ctx, const struct d9_event *ev);
+
+/* Decodes buf[0..len). fn may be NULL (count only). Fills seg (free it with
+ * d9_seg_free even on failure). Returns 0, or fn's non-zero return, or -1
+ * when out of memory. Damage is reported in seg, not in the return value. */
+int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *seg, d9_event_fn fn, void *ctx);
+void d9_seg_free(struct d9_seg *seg);
+
+#endif

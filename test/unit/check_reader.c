@@ -1,0 +1,477 @@
+/* check_reader.c - the decoder's segment reader against segments built in
+ * memory with the agent's encoder: round trip, damage, truncation, garbage. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "encode.h"
+#include "model.h"
+#include "reader.h"
+#include "unit.h"
+
+#define SEG_CAP (1 << 20)
+
+/* A segment under construction, with the offset of every block. */
+struct seg {
+    uint8_t *buf;
+    size_t len;
+    size_t block_off[16];
+    int nblocks;
+};
+
+static void seg_header(struct seg *s)
+{
+    static const uint32_t tids[2] = {101, 102};
+    static const char names[2][16] = {"main", "pool-1"};
+    static const char cmdline[] = "svc\0--port\0" "8080";
+    struct d9_header_info h = {
+        .pid = 4242, .seq = 3, .exe = "/usr/bin/svc", .hostname = "host", .clock = "monotonic",
+        .agent_version = "test", .cmdline = cmdline, .cmdline_len = sizeof(cmdline),
+        .anchor_real_ns = 1700000000000000000ull, .anchor_mono_ns = 1000, .nthreads = 2,
+        .tids = tids, .names = names};
+    s->buf = malloc(SEG_CAP);
+    ck_assert_ptr_nonnull(s->buf);
+    s->len = d9_header_build(s->buf, SEG_CAP, &h);
+    ck_assert_uint_gt(s->len, 16);
+    s->nblocks = 0;
+}
+
+/* Appends a block holding evs (one chunk for tid). */
+static void seg_block(struct seg *s, uint32_t tid, const struct d9_raw_event *evs, size_t n)
+{
+    static uint8_t raw[4096];
+    struct d9_enc e;
+    d9_enc_init(&e, raw, sizeof(raw));
+    ck_assert_int_eq(d9_enc_begin_chunk(&e, tid, evs[0].ts), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(d9_enc_event(&e, &evs[i]), 0);
+    d9_enc_finish(&e);
+    s->block_off[s->nblocks++] = s->len;
+    size_t b = d9_block_build(&e, s->buf + s->len, SEG_CAP - s->len);
+    ck_assert_uint_gt(b, 0);
+    s->len += b;
+}
+
+/* A block of 10 park/unpark pairs (20 events) starting at ts. */
+static void seg_simple_block(struct seg *s, uint64_t ts)
+{
+    struct d9_raw_event ev[20];
+    for (int i = 0; i < 20; i++)
+        ev[i] = (struct d9_raw_event){.ts = ts + (uint64_t)i * 100, .type = i % 2 ? D9_EV_UNPARK : D9_EV_PARK,
+                                      .call = D9_CALL_EPOLL_WAIT, .a = 5, .b = i % 2 ? 1 : (uint64_t)-1};
+    seg_block(s, 101, ev, 20);
+}
+
+static struct seg build(int nblocks)
+{
+    struct seg s;
+    seg_header(&s);
+    for (int i = 0; i < nblocks; i++)
+        seg_simple_block(&s, 10000 + (uint64_t)i * 10000);
+    return s;
+}
+
+/* Collects delivered events. */
+struct sink {
+    struct d9_event ev[256];
+    size_t n;
+};
+
+static int collect(void *ctx, const struct d9_event *ev)
+{
+    struct sink *k = ctx;
+    if (k->n < 256)
+        k->ev[k->n++] = *ev;
+    return 0;
+}
+
+/* Reads an exact-size copy, so ASan sees any read past the end. */
+static int read_copy(const uint8_t *buf, size_t len, struct d9_seg *out, struct sink *k)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    memcpy(copy, buf, len);
+    if (k)
+        k->n = 0;
+    int rc = d9_read_segment(copy, len, out, k ? collect : NULL, k);
+    free(copy);
+    return rc;
+}
+
+START_TEST(round_trip)
+{
+    struct seg s;
+    seg_header(&s);
+    struct d9_raw_event ev[] = {
+        {.ts = 5000, .type = D9_EV_THREAD_START, .a = 100},
+        {.ts = 5001, .type = D9_EV_THREAD_NAME, .len = 15},
+        {.ts = 5002, .type = D9_EV_PARK, .call = D9_CALL_FUTEX, .a = 0xfffffffff1234567ull, .b = (uint64_t)-1},
+        {.ts = 6000, .type = D9_EV_UNPARK, .call = D9_CALL_FUTEX, .b = (uint64_t)-110},
+        {.ts = 6001, .type = D9_EV_WAKE, .call = D9_CALL_COND_BROADCAST, .a = 0x7fff00001000ull, .b = UINT64_MAX},
+        {.ts = 6002, .type = D9_EV_DROP, .a = 77},
+        {.ts = 6003, .type = D9_EV_POLL_NOWAIT, .call = D9_CALL_PPOLL, .a = 9},
+        {.ts = 6004, .type = D9_EV_EPOLL_CTL, .call = 1, .a = 4, .b = 6},
+        {.ts = 6004, .type = D9_EV_PARK, .call = D9_CALL_SEM_WAIT, .a = 1, .b = 123456789012ull},
+        {.ts = 9000000000ull, .type = D9_EV_THREAD_EXIT},
+    };
+    memcpy(&ev[1].a, "a-long-thread-n", 15); /* 15 bytes across a and b */
+    seg_block(&s, 102, ev, sizeof(ev) / sizeof(ev[0]));
+
+    struct d9_seg seg;
+    static struct sink k;
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_OK);
+    ck_assert_uint_eq(seg.blocks, 1);
+    ck_assert_uint_eq(seg.events, 10);
+    ck_assert_uint_eq(seg.pid, 4242);
+    ck_assert_uint_eq(seg.seq, 3);
+    ck_assert_str_eq(seg.exe, "/usr/bin/svc");
+    ck_assert_str_eq(seg.hostname, "host");
+    ck_assert_str_eq(seg.agent_version, "test");
+    ck_assert_uint_eq(seg.cmdline_len, 16);
+    ck_assert_mem_eq(seg.cmdline, "svc\0--port\0" "8080", 16);
+    ck_assert_uint_eq(seg.anchor_mono_ns, 1000);
+    ck_assert_uint_eq(seg.anchor_real_ns, 1700000000000000000ull);
+    ck_assert_uint_eq(seg.nthreads, 2);
+    ck_assert_uint_eq(seg.threads[1].tid, 102);
+    ck_assert_str_eq(seg.threads[1].name, "pool-1");
+
+    ck_assert_uint_eq(k.n, 10);
+    for (size_t i = 0; i < k.n; i++) {
+        ck_assert_uint_eq(k.ev[i].ts, ev[i].ts);
+        ck_assert_uint_eq(k.ev[i].type, ev[i].type);
+        ck_assert_uint_eq(k.ev[i].pid, 4242);
+        ck_assert_uint_eq(k.ev[i].tid, 102);
+    }
+    ck_assert_uint_eq(k.ev[0].f[0], 100);
+    ck_assert_uint_eq(k.ev[1].name_len, 15);
+    ck_assert_mem_eq(k.ev[1].name, "a-long-thread-n", 15);
+    ck_assert_int_eq(k.ev[2].kinds[2], 's');
+    ck_assert_uint_eq(k.ev[2].f[0], D9_CALL_FUTEX);
+    ck_assert_uint_eq(k.ev[2].f[1], 0xfffffffff1234567ull);
+    ck_assert_int_eq((int64_t)k.ev[2].f[2], -1);
+    ck_assert_int_eq((int64_t)k.ev[3].f[1], -110);
+    ck_assert_uint_eq(k.ev[4].f[0], D9_CALL_COND_BROADCAST);
+    ck_assert_uint_eq(k.ev[4].f[1], 0x7fff00001000ull);
+    ck_assert_uint_eq(k.ev[4].f[2], UINT64_MAX);
+    ck_assert_uint_eq(k.ev[5].f[0], 77);
+    ck_assert_uint_eq(k.ev[6].f[0], D9_CALL_PPOLL);
+    ck_assert_uint_eq(k.ev[6].f[1], 9);
+    ck_assert_uint_eq(k.ev[7].f[0], 1);
+    ck_assert_uint_eq(k.ev[7].f[1], 4);
+    ck_assert_uint_eq(k.ev[7].f[2], 6);
+    ck_assert_int_eq((int64_t)k.ev[8].f[2], 123456789012ll);
+    ck_assert_uint_eq(k.ev[9].nfields, 0);
+    d9_seg_free(&seg);
+    free(s.buf);
+}
+END_TEST
+
+START_TEST(damaged_payload_resyncs)
+{
+    struct seg s = build(5);
+    s.buf[s.block_off[2] + D9_BLOCK_HEADER_SIZE + 10] ^= 0x40;
+    struct d9_seg seg;
+    static struct sink k;
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.blocks, 4);
+    ck_assert_uint_eq(seg.events, 80);
+    ck_assert_uint_eq(k.n, 80);
+    ck_assert_uint_eq(seg.nproblems, 1);
+    ck_assert_uint_eq(seg.problems[0].block, 2);
+    ck_assert_uint_eq(seg.problems[0].offset, s.block_off[2]);
+    ck_assert_str_eq(seg.problems[0].reason, "payload crc mismatch");
+    ck_assert_uint_eq(seg.skipped, s.block_off[3] - s.block_off[2]);
+    /* block 3's events follow block 1's: nothing of block 2 leaked in */
+    ck_assert_uint_eq(k.ev[40].ts, 40000);
+    d9_seg_free(&seg);
+    free(s.buf);
+}
+END_TEST
+
+START_TEST(damaged_block_header)
+{
+    struct seg s = build(5);
+    s.buf[s.block_off[1] + 16] ^= 1; /* the events count */
+    struct d9_seg seg;
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.blocks, 4);
+    ck_assert_uint_eq(seg.events, 80);
+    ck_assert_uint_eq(seg.problems[0].block, 1);
+    ck_assert_str_eq(seg.problems[0].reason, "block header crc mismatch");
+    d9_seg_free(&seg);
+
+    free(s.buf);
+    s = build(5);
+    s.buf[s.block_off[4]] ^= 0xff; /* the magic of the last block */
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.blocks, 4);
+    ck_assert_uint_eq(seg.problems[0].block, 4);
+    ck_assert_uint_eq(seg.skipped, s.len - s.block_off[4]);
+    d9_seg_free(&seg);
+
+    free(s.buf);
+    s = build(2);
+    s.buf[20] ^= 1; /* inside the TLVs: header crc */
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.problems[0].block, D9_PROBLEM_HEADER);
+    ck_assert_uint_eq(seg.blocks, 2); /* blocks still decode */
+    d9_seg_free(&seg);
+    free(s.buf);
+}
+END_TEST
+
+START_TEST(truncated_everywhere)
+{
+    struct seg s = build(3);
+    for (size_t cut = 0; cut <= s.len; cut++) {
+        struct d9_seg seg;
+        ck_assert_int_eq(read_copy(s.buf, cut, &seg, NULL), 0);
+        uint32_t complete = 0;
+        int boundary = cut == s.block_off[0];
+        for (int b = 0; b < 3; b++) {
+            size_t end = b + 1 < 3 ? s.block_off[b + 1] : s.len;
+            complete += end <= cut;
+            boundary |= end == cut;
+        }
+        ck_assert_uint_eq(seg.blocks, complete);
+        ck_assert_uint_eq(seg.events, complete * 20u);
+        if (cut < D9_SEG_MAGIC_LEN)
+            ck_assert_int_eq(seg.status, D9_SEG_INVALID);
+        else if (boundary)
+            ck_assert_int_eq(seg.status, D9_SEG_OK);
+        else
+            ck_assert_msg(seg.status == D9_SEG_TRUNCATED, "cut %zu: status %d", cut, seg.status);
+        d9_seg_free(&seg);
+    }
+    free(s.buf);
+}
+END_TEST
+
+START_TEST(garbage_and_empty)
+{
+    struct d9_seg seg;
+    ck_assert_int_eq(read_copy((const uint8_t *)"", 0, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_INVALID);
+    ck_assert_str_eq(seg.error, "empty file");
+    d9_seg_free(&seg);
+
+    const char text[] = "this is a text file, not a segment\n";
+    ck_assert_int_eq(read_copy((const uint8_t *)text, sizeof(text) - 1, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_INVALID);
+    ck_assert_str_eq(seg.error, "not a dial9 segment (bad magic)");
+    d9_seg_free(&seg);
+
+    /* A valid header followed by noise: damaged, nothing decoded, all skipped. */
+    struct seg s = build(0);
+    srand(7);
+    for (int i = 0; i < 5000; i++)
+        s.buf[s.len++] = (uint8_t)rand();
+    ck_assert_int_eq(read_copy(s.buf, s.len, &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.blocks, 0);
+    ck_assert_uint_eq(seg.skipped, 5000);
+    d9_seg_free(&seg);
+    free(s.buf);
+
+    /* Random byte flips anywhere: never a crash, never more than what was written. */
+    s = build(3);
+    uint8_t *copy = malloc(s.len);
+    for (int i = 0; i < 3000; i++) {
+        memcpy(copy, s.buf, s.len);
+        for (int f = 0; f <= i % 4; f++)
+            copy[(size_t)rand() % s.len] ^= (uint8_t)(1 + rand() % 255);
+        ck_assert_int_eq(read_copy(copy, s.len - (size_t)(i % 7), &seg, NULL), 0);
+        ck_assert_uint_le(seg.blocks, 3);
+        d9_seg_free(&seg);
+    }
+    free(copy);
+    free(s.buf);
+}
+END_TEST
+
+/* Hand-made segment: the built-in schema plus type 20 (kinds ub), with an
+ * event of type 20 between two parks; or, with no_entry, type 21 which the
+ * schema does not describe. */
+static size_t handmade(uint8_t *out, size_t cap, int no_entry)
+{
+    uint8_t tlv[256];
+    size_t n = 0;
+    uint32_t pid = 77;
+    tlv[n++] = D9_TLV_PID, tlv[n++] = 0;
+    tlv[n++] = 4, tlv[n++] = 0, tlv[n++] = 0, tlv[n++] = 0;
+    memcpy(tlv + n, &pid, 4), n += 4;
+    static const struct d9_schema_entry table[] = D9_SCHEMA_TABLE;
+    size_t len_at = n + 2;
+    tlv[n++] = D9_TLV_SCHEMA, tlv[n++] = 0, n += 4;
+    size_t start = n;
+    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++) {
+        tlv[n++] = table[i].type;
+        tlv[n++] = (uint8_t)strlen(table[i].kinds);
+        memcpy(tlv + n, table[i].kinds, strlen(table[i].kinds)), n += strlen(table[i].kinds);
+    }
+    tlv[n++] = 20, tlv[n++] = 2, tlv[n++] = 'u', tlv[n++] = 'b';
+    uint32_t l = (uint32_t)(n - start);
+    memcpy(tlv + len_at, &l, 4);
+    uint32_t crc = d9_crc32c(0, tlv, n);
+    memcpy(tlv + n, &crc, 4), n += 4;
+
+    size_t o = 0;
+    memcpy(out, D9_SEG_MAGIC, 8), o += 8;
+    uint32_t v = D9_FORMAT_VERSION, hl = (uint32_t)n;
+    memcpy(out + o, &v, 4), o += 4;
+    memcpy(out + o, &hl, 4), o += 4;
+    memcpy(out + o, tlv, n), o += n;
+
+    uint8_t raw[64];
+    size_t r = 0;
+    r += d9_put_varint(raw + r, 9);    /* tid */
+    r += d9_put_varint(raw + r, 1000); /* base ts */
+    raw[r++] = D9_EV_PARK, raw[r++] = 0, raw[r++] = D9_CALL_POLL, raw[r++] = 3, raw[r++] = 1;
+    raw[r++] = no_entry ? 21 : 20, raw[r++] = 5;
+    r += d9_put_varint(raw + r, 300); /* u field, 2 bytes */
+    raw[r++] = 3, raw[r++] = 'x', raw[r++] = 'y', raw[r++] = 'z';
+    raw[r++] = D9_EV_UNPARK, raw[r++] = 7, raw[r++] = D9_CALL_POLL, raw[r++] = 2;
+    raw[r++] = 0; /* chunk end */
+    raw[r++] = 0; /* block end */
+    struct d9_enc e = {.buf = raw, .cap = sizeof(raw), .len = r, .events = 3, .first_ts = 1000, .last_ts = 1012};
+    size_t b = d9_block_build(&e, out + o, cap - o);
+    ck_assert_uint_gt(b, 0);
+    return o + b;
+}
+
+START_TEST(unknown_type_skipped)
+{
+    static uint8_t buf[4096];
+    struct d9_seg seg;
+    static struct sink k;
+    size_t len = handmade(buf, sizeof(buf), 0);
+    ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_OK);
+    ck_assert_uint_eq(seg.pid, 77);
+    ck_assert_uint_eq(k.n, 3);
+    ck_assert_uint_eq(k.ev[1].type, 20);
+    ck_assert_uint_eq(k.ev[1].f[0], 300);
+    ck_assert_uint_eq(k.ev[1].name_len, 3);
+    ck_assert_uint_eq(k.ev[2].type, D9_EV_UNPARK);
+    ck_assert_uint_eq(k.ev[2].ts, 1012);
+    ck_assert_int_eq((int64_t)k.ev[2].f[1], 1);
+    d9_seg_free(&seg);
+
+    len = handmade(buf, sizeof(buf), 1); /* no schema entry: rest of the block unreadable */
+    ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(seg.blocks, 0);
+    ck_assert_uint_eq(k.n, 1);
+    ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "type 21 not in the schema"));
+    d9_seg_free(&seg);
+}
+END_TEST
+
+/* ---- Model + analysis: wake matching, roles, distributions ------------- */
+
+static void add(struct d9_model *m, uint32_t tid, uint64_t ts, uint8_t type, uint64_t f0, uint64_t f1, uint64_t f2)
+{
+    struct d9_event e = {.ts = ts, .pid = 1, .tid = tid, .type = type, .nfields = 3,
+                         .kinds = {'u', 'u', 'u'}, .f = {f0, f1, f2}};
+    ck_assert_int_eq(d9_model_add_event(m, &e), 0);
+}
+
+static void add_name(struct d9_model *m, uint32_t tid, uint64_t ts, const char *name)
+{
+    struct d9_event e = {.ts = ts, .pid = 1, .tid = tid, .type = D9_EV_THREAD_NAME, .nfields = 1,
+                         .kinds = {'b'}, .name_len = (uint8_t)strlen(name)};
+    memcpy(e.name, name, strlen(name));
+    ck_assert_int_eq(d9_model_add_event(m, &e), 0);
+}
+
+static const struct d9_tstats *stats_of(const struct d9_summary *s, uint32_t tid)
+{
+    for (size_t i = 0; i < s->nt; i++)
+        if (s->t[i].tid == tid)
+            return &s->t[i];
+    ck_abort_msg("tid %u not in the summary", tid);
+    return NULL;
+}
+
+START_TEST(wake_matching_and_roles)
+{
+    struct d9_model m = {0};
+    /* Added out of order on purpose: the model sorts. */
+    add(&m, 10, 200, D9_EV_UNPARK, D9_CALL_EPOLL_WAIT, 1, 0);
+    add(&m, 10, 100, D9_EV_PARK, D9_CALL_EPOLL_WAIT, 5, (uint64_t)-1);
+    add_name(&m, 10, 1, "io-loop");
+    add(&m, 11, 50, D9_EV_EPOLL_CTL, 1, 5, 6);       /* fd 6 -> epfd 5 */
+    add(&m, 11, 150, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, 6, 1);
+    add_name(&m, 12, 2, "blk");
+    add_name(&m, 13, 2, "blk");
+    add(&m, 12, 300, D9_EV_PARK, D9_CALL_COND_WAIT, 0x1000, (uint64_t)-1);
+    add(&m, 13, 310, D9_EV_PARK, D9_CALL_COND_WAIT, 0x1000, (uint64_t)-1);
+    add(&m, 11, 350, D9_EV_WAKE, D9_CALL_COND_SIGNAL, 0x1000, 1);
+    add(&m, 12, 400, D9_EV_UNPARK, D9_CALL_COND_WAIT, 0, 0);
+    add(&m, 13, 420, D9_EV_UNPARK, D9_CALL_COND_WAIT, 0, 0);
+    add(&m, 12, 450, D9_EV_PARK, D9_CALL_COND_WAIT, 0x2000, (uint64_t)-1);
+    add(&m, 13, 460, D9_EV_PARK, D9_CALL_COND_WAIT, 0x2000, (uint64_t)-1);
+    add(&m, 11, 500, D9_EV_WAKE, D9_CALL_COND_BROADCAST, 0x2000, 0);
+    add(&m, 12, 600, D9_EV_UNPARK, D9_CALL_COND_WAIT, 0, 0);
+    add(&m, 13, 610, D9_EV_UNPARK, D9_CALL_COND_WAIT, 0, 0);
+    add(&m, 11, 700, D9_EV_DROP, 3, 0, 0);
+    add(&m, 11, 710, D9_EV_POLL_NOWAIT, D9_CALL_POLL, 4, 0);
+    d9_model_sort(&m);
+    for (size_t i = 1; i < m.nev; i++)
+        ck_assert_uint_le(m.ev[i - 1].ts, m.ev[i].ts);
+
+    struct d9_summary s;
+    ck_assert_int_eq(d9_analyse(&m, &s), 0);
+    ck_assert_uint_eq(s.nt, 4);
+    ck_assert_uint_eq(s.dropped, 3);
+    const struct d9_tstats *io = stats_of(&s, 10), *waker = stats_of(&s, 11);
+    const struct d9_tstats *b12 = stats_of(&s, 12), *b13 = stats_of(&s, 13);
+    ck_assert_str_eq(io->name, "io-loop");
+    ck_assert_int_eq(io->role, D9_ROLE_WORKER);
+    ck_assert_int_eq(b12->role, D9_ROLE_BLOCKING);
+    ck_assert_int_eq(b13->role, D9_ROLE_BLOCKING);
+    ck_assert_int_eq(waker->role, D9_ROLE_OTHER);
+    ck_assert_uint_eq(waker->wakes_sent, 3);
+    ck_assert_uint_eq(waker->wakes_received, 0);
+    ck_assert_uint_eq(waker->nowait_polls, 4);
+    ck_assert_uint_eq(io->wakes_received, 1);  /* eventfd through epfd 5 */
+    ck_assert_uint_eq(b12->wakes_received, 2); /* the signal (first unpark after it) + the broadcast */
+    ck_assert_uint_eq(b13->wakes_received, 1); /* the broadcast only */
+    ck_assert_uint_eq(io->parked_ns, 100);
+    ck_assert_uint_eq(b12->parks, 2);
+    ck_assert_uint_eq(b12->parks_by_call[D9_CALL_COND_WAIT], 2);
+    ck_assert_uint_eq(b12->park_ns.p50, 100);
+    ck_assert_uint_eq(b12->park_ns.max, 150);
+    ck_assert_uint_eq(b12->busy_period_ns.max, 50);
+    ck_assert_uint_eq(b12->parked_ns, 250);
+    ck_assert_uint_eq(b12->busy_ns, (600 - 2) - 250);
+    d9_summary_free(&s);
+    d9_model_free(&m);
+}
+END_TEST
+
+D9_SUITE(decoder_model)
+{
+    TCase *tc = tcase_create("analysis");
+    tcase_add_test(tc, wake_matching_and_roles);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+D9_SUITE(reader)
+{
+    TCase *tc = tcase_create("reader");
+    tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, damaged_payload_resyncs);
+    tcase_add_test(tc, damaged_block_header);
+    tcase_add_test(tc, truncated_everywhere);
+    tcase_add_test(tc, garbage_and_empty);
+    tcase_add_test(tc, unknown_type_skipped);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
