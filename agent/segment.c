@@ -130,11 +130,11 @@ int d9_seg_init(const struct d9_config *c)
     hdr_names = (char (*)[16])(hdr_tids + c->max_threads);
     if (mkdir_p(c->dir) < 0 ||
         (base_fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        d9_log("cannot create %s: %s; not recording", c->dir, strerror(errno));
+        d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", c->dir, strerror(errno));
         return -1;
     }
     if (!dir_is_safe(base_fd)) {
-        d9_log("%s belongs to another user or is writable by others; not recording", c->dir);
+        d9_log("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", c->dir);
         return -1;
     }
     read_process_info();

@@ -1,0 +1,73 @@
+#!/bin/bash
+# test_demo.sh - the bundled demo under the agent: the trace is intact and the
+# summary describes the demo's threads as the demo itself reports them (its
+# stats name each thread's tid and count requests and jobs).
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/demo_server"
+
+trace=$D9_TMP/trace
+d9_start_traced "$trace" "$D9_PROGS/demo_server" --workers 2 --pool 3 --clients 4 --seconds 3 \
+    >"$D9_TMP/out" 2>"$D9_TMP/err"
+demo=$D9_PID
+d9_wait_exit "$demo" 120
+cat "$D9_TMP/out"
+[ "$D9_RC" -eq 0 ] || d9_fail "demo exited $D9_RC: $(cat "$D9_TMP/err")"
+
+dir=$(d9_proc_dir "$trace" "$demo") || exit 1
+d9_assert_sealed "$dir"
+d9_assert_check "$dir"
+d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
+
+d9_py '
+out = open(sys.argv[1]).read()
+summary = json.load(open(sys.argv[2]))
+# Ground truth from the demo: "  NAME tid T ..." lines and the totals line.
+tids = {m.group(1): int(m.group(2)) for m in re.finditer(r"^  (\S+)\s+tid (\d+)", out, re.M)}
+m = re.search(r"^demo: requests=(\d+) jobs=(\d+)$", out, re.M)
+if not m or not tids:
+    sys.exit("demo stats not found in its output")
+requests, jobs = int(m.group(1)), int(m.group(2))
+by_tid = {t["tid"]: t for t in summary["threads"]}
+def thread(name):
+    t = by_tid.get(tids[name])
+    if t is None:
+        errors.append("%s (tid %d) missing from the summary" % (name, tids[name]))
+        return {}
+    if t.get("name") != name:
+        errors.append("tid %d is %s, summary names it %r" % (tids[name], name, t.get("name")))
+    return t
+workers = [n for n in tids if n.startswith("io-worker-")]
+pools = [n for n in tids if n.startswith("pool-")]
+if len(workers) != 2 or len(pools) != 3 or requests <= 0:
+    errors.append("demo reported %d workers, %d pool threads, %d requests" % (len(workers), len(pools), requests))
+for n in workers:
+    t = thread(n)
+    if t and t.get("role") != "worker":
+        errors.append("%s role %r, want worker" % (n, t.get("role")))
+    if t and t["parks_by_call"].get("epoll_wait", 0) <= 0:
+        errors.append("%s has no epoll_wait parks: %r" % (n, t["parks_by_call"]))
+    if t and t.get("wakes_received", 0) <= 0:
+        errors.append("%s received no wakes (the acceptor and the pool write its eventfd)" % n)
+pool_parks = 0
+for n in pools:
+    t = thread(n)
+    if t and t["parks_by_call"].get("cond_wait", 0) <= 0:
+        errors.append("%s has no cond_wait parks: %r" % (n, t["parks_by_call"]))
+    pool_parks += t.get("parks", 0)
+# Each job signals the condvar once and shutdown broadcasts once, so each
+# pool thread parks at most once per job it could have been woken for, plus
+# the wait that shutdown ends.
+if pool_parks > jobs + len(pools):
+    errors.append("pool parked %d times for %d jobs and %d threads" % (pool_parks, jobs, len(pools)))
+if summary.get("dropped", 0) != 0:
+    errors.append("%d events dropped" % summary["dropped"])
+print("requests %d, jobs %d, pool parks %d" % (requests, jobs, pool_parks))
+' "$D9_TMP/out" "$D9_TMP/summary.json"
+
+# scripts/demo.sh (what `make demo` runs) must work end to end too.
+DIAL9_DIR=$D9_TMP/script "$D9_ROOT/scripts/demo.sh" --seconds 1 >"$D9_TMP/script.out" 2>&1 ||
+    d9_fail "scripts/demo.sh failed: $(tail -n 20 "$D9_TMP/script.out")"
+grep -q "^Trace: $D9_TMP/script/demo_server\." "$D9_TMP/script.out" ||
+    d9_fail "scripts/demo.sh did not say where the trace is: $(tail -n 5 "$D9_TMP/script.out")"
+echo "ok"

@@ -1,0 +1,126 @@
+#!/bin/bash
+# test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
+# calls; what dial9 recorded must match those counts exactly. A second run
+# with a 64-event buffer must report drops, and recorded + dropped events of
+# the bursting thread must add up to what it did.
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/ground_truth"
+
+# --- Normal run: exact counts -------------------------------------------
+trace=$D9_TMP/normal
+d9_run_traced "$trace" "$D9_PROGS/ground_truth" >"$D9_TMP/truth.json" 2>"$D9_TMP/stderr" ||
+    d9_fail "ground_truth failed under the agent: $(cat "$D9_TMP/stderr")"
+[ -s "$D9_TMP/stderr" ] && d9_fail "unexpected stderr: $(cat "$D9_TMP/stderr")"
+pid=$(d9_json "$D9_TMP/truth.json" 'j["pid"]') || exit 1
+dir=$(d9_proc_dir "$trace" "$pid") || exit 1
+d9_assert_sealed "$dir"
+d9_assert_check "$dir"
+d9_decode_to "$D9_TMP/events.jsonl" events --json "$dir"
+d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
+
+d9_py '
+from collections import Counter, defaultdict
+truth = json.load(open(sys.argv[1]))
+events = jsonl(sys.argv[2])
+summary = json.load(open(sys.argv[3]))
+
+pid = truth["pid"]
+expect("pids in the trace", {e["pid"] for e in events}, {pid})
+by_tid = defaultdict(list)
+for e in events:
+    by_tid[e["tid"]].append(e)
+want_tids = {t["tid"] for t in truth["threads"]}
+expect("threads in the trace (the agent must not record itself)", set(by_tid), want_tids)
+expect("drop events", [e for e in events if e["type"] == "drop"], [])
+expect("summary events", summary["events"], len(events))
+expect("summary dropped", summary["dropped"], 0)
+sthreads = {t["tid"]: t for t in summary["threads"]}
+
+for t in truth["threads"]:
+    tid, ev = t["tid"], by_tid.get(t["tid"], [])
+    label = "%s (tid %d)" % (t["name"], tid)
+    types = Counter(e["type"] for e in ev)
+    parks = Counter(e["call"] for e in ev if e["type"] == "park")
+    unparks = Counter(e["call"] for e in ev if e["type"] == "unpark")
+    wakes = Counter(e["call"] for e in ev if e["type"] == "wake")
+    nowait = sum(e["count"] for e in ev if e["type"] == "poll_nowait")
+    expect(label + " parks by call", dict(parks), t["parks"])
+    expect(label + " unparks by call", dict(unparks), t["parks"])
+    expect(label + " wakes by call", dict(wakes), t["wakes"])
+    expect(label + " zero-timeout polls", nowait, t["nowait"])
+    starts = [e for e in ev if e["type"] == "thread_start"]
+    expect(label + " thread_start parents", [e.get("parent") for e in starts], [t["parent"]])
+    names = [e["name"] for e in ev if e["type"] == "thread_name"]
+    expect(label + " last thread_name", names[-1:], [t["name"]])
+    if t["created"]:
+        expect(label + " thread_exit events", types["thread_exit"], 1)
+        if ev and ev[-1]["type"] != "thread_exit":
+            errors.append(label + ": thread_exit is not its last event")
+    else:
+        if types["thread_exit"] > 1:
+            errors.append(label + ": %d thread_exit events" % types["thread_exit"])
+    if ev and ev[0]["type"] != "thread_start":
+        errors.append(label + ": first event is %s, not thread_start" % ev[0]["type"])
+    ts = [e["ts"] for e in ev]
+    if ts != sorted(ts):
+        errors.append(label + ": timestamps go backwards")
+    s = sthreads.get(tid)
+    if s is None:
+        errors.append(label + ": missing from summary")
+        continue
+    expect(label + " summary name", s["name"], t["name"])
+    expect(label + " summary parks", s["parks"], sum(t["parks"].values()))
+    expect(label + " summary parks_by_call", {k: v for k, v in s["parks_by_call"].items() if v}, t["parks"])
+    expect(label + " summary wakes_sent", s["wakes_sent"], sum(t["wakes"].values()))
+    expect(label + " summary nowait_polls", s["nowait_polls"], t["nowait"])
+    expect(label + " summary dropped", s["dropped"], 0)
+
+created = [t for t in truth["threads"] if t["created"]]
+expect("threads created", len(created), truth["threads_created"])
+print("compared %d threads, %d events" % (len(truth["threads"]), len(events)))
+' "$D9_TMP/truth.json" "$D9_TMP/events.jsonl" "$D9_TMP/summary.json"
+
+# --- Burst with a tiny buffer: drops are counted, none go unaccounted ---
+trace=$D9_TMP/burst
+DIAL9_BUFFER_EVENTS=64 d9_run_traced "$trace" "$D9_PROGS/ground_truth" --burst 200000 \
+    >"$D9_TMP/btruth.json" 2>"$D9_TMP/bstderr" ||
+    d9_fail "ground_truth --burst failed under the agent: $(cat "$D9_TMP/bstderr")"
+# The agent must accept 64 (a power of two) without complaint.
+[ -s "$D9_TMP/bstderr" ] && d9_fail "unexpected stderr: $(cat "$D9_TMP/bstderr")"
+pid=$(d9_json "$D9_TMP/btruth.json" 'j["pid"]') || exit 1
+dir=$(d9_proc_dir "$trace" "$pid") || exit 1
+d9_assert_sealed "$dir"
+d9_assert_check "$dir"
+d9_decode_to "$D9_TMP/bevents.jsonl" events --json "$dir"
+d9_decode_to "$D9_TMP/bsummary.json" summary --json "$dir"
+
+d9_py '
+truth = json.load(open(sys.argv[1]))
+events = jsonl(sys.argv[2])
+summary = json.load(open(sys.argv[3]))
+t = next(t for t in truth["threads"] if t["name"] == "gt-burst")
+ev = [e for e in events if e["tid"] == t["tid"]]
+dropped = sum(e["count"] for e in ev if e["type"] == "drop")
+calls = sum(1 for e in ev if e["type"] in ("park", "unpark", "wake"))
+# A park that was dropped has no unpark (agent.h: d9_park tells the caller
+# whether to emit one), so each park call is 2 events if recorded, else 1.
+parks = sum(t["parks"].values())
+did = parks + sum(1 for e in ev if e["type"] == "park") + sum(t["wakes"].values())
+# thread_start and thread_name happen on an empty buffer and cannot be lost;
+# thread_exit may be, if the writer had not drained the burst yet.
+exited = sum(1 for e in ev if e["type"] == "thread_exit")
+if dropped <= 0:
+    errors.append("no drops reported for a %d-event burst into a 64-event buffer" % did)
+if calls + dropped != did + (1 - exited):
+    errors.append("recorded %d + dropped %d != %d events done (+%d lost exit)" % (calls, dropped, did, 1 - exited))
+expect("burst thread_start events", sum(1 for e in ev if e["type"] == "thread_start"), 1)
+expect("burst last thread_name", [e["name"] for e in ev if e["type"] == "thread_name"][-1:], ["gt-burst"])
+s = next((s for s in summary["threads"] if s["tid"] == t["tid"]), None)
+if s is None or s["dropped"] != dropped:
+    errors.append("summary dropped for the thread %r != %d from drop events" % (s and s["dropped"], dropped))
+if summary["dropped"] < dropped:
+    errors.append("summary total dropped %d < %d" % (summary["dropped"], dropped))
+print("burst: %d events done, %d recorded, %d dropped" % (did, calls, dropped))
+' "$D9_TMP/btruth.json" "$D9_TMP/bevents.jsonl" "$D9_TMP/bsummary.json"
+echo "ok"

@@ -1,0 +1,365 @@
+/* ground_truth.c - a program that counts its own blocking and waking calls,
+ * so a test can compare what dial9 recorded against what really happened.
+ *
+ *   ground_truth            pairs of threads ping-pong through epoll+eventfd,
+ *                           futex, condvar and semaphore, plus a sleeper
+ *   ground_truth --burst N  one thread posts a semaphore N times in a tight
+ *                           loop (to overflow a tiny agent buffer)
+ *
+ * At the end it prints one JSON object on stdout: per thread its tid, parent
+ * tid, name, and counts of park calls, wake calls and zero-timeout polls by
+ * dial9 call name (from dial9_format.h), plus totals.
+ *
+ * Counting rule: every call is counted once, whatever it returns (a futex
+ * wait that finds the word changed still is a call the agent must record).
+ * The program calls nothing else that dial9 records as a park or wake:
+ * pthread_join and mutexes use glibc's internal futex, not syscall().
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dial9_format.h"
+
+#define ROUNDS 200
+#define MAX_THREADS 16
+#define WAIT_NS 5000000000LL /* generous: a wait should end by a wake, not this */
+
+struct gt_thread {
+    const char *name; /* set from inside the thread */
+    int via_prctl;    /* name with prctl(PR_SET_NAME) instead of pthread_setname_np */
+    void (*body)(void);
+    pid_t tid, parent;
+    pthread_t handle;
+    unsigned parks[D9_CALL_COUNT], wakes[D9_CALL_COUNT], nowait;
+};
+
+static struct gt_thread threads[MAX_THREADS];
+static _Atomic int nthreads;
+static __thread struct gt_thread *me;
+static long burst_n;
+
+#define PARKED(call) (me->parks[call]++)
+#define WOKE(call) (me->wakes[call]++)
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static struct timespec deadline(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    ts.tv_sec += WAIT_NS / 1000000000LL;
+    return ts;
+}
+
+/* ---- Thread creation: the creator records itself as the parent -------- */
+
+static void *trampoline(void *arg)
+{
+    me = arg;
+    me->tid = gettid();
+    if (me->via_prctl)
+        prctl(PR_SET_NAME, me->name, 0, 0, 0);
+    else
+        pthread_setname_np(pthread_self(), me->name);
+    me->body();
+    return NULL;
+}
+
+static struct gt_thread *spawn(const char *name, int via_prctl, void (*body)(void))
+{
+    int i = atomic_fetch_add(&nthreads, 1);
+    if (i >= MAX_THREADS)
+        die("too many threads");
+    struct gt_thread *t = &threads[i];
+    t->name = name;
+    t->via_prctl = via_prctl;
+    t->body = body;
+    t->parent = gettid();
+    if (pthread_create(&t->handle, NULL, trampoline, t))
+        die("pthread_create");
+    return t;
+}
+
+/* ---- Pair 1: eventfd in an epoll set one way, futex the other way ------ */
+
+static int epfd, evfd;
+static _Atomic uint32_t fword; /* round number the poller has answered */
+
+static void poller(void)
+{
+    struct epoll_event ev[4];
+    uint64_t v;
+    for (int r = 0; r < ROUNDS; r++) {
+        epoll_wait(epfd, ev, 4, 0); /* a zero-timeout poll: not a park */
+        me->nowait++;
+        int n;
+        do {
+            n = epoll_wait(epfd, ev, 4, (int)(WAIT_NS / 1000000));
+            PARKED(D9_CALL_EPOLL_WAIT);
+        } while (n <= 0);
+        if (read(evfd, &v, sizeof v) != sizeof v)
+            die("read eventfd");
+        atomic_store(&fword, (uint32_t)r + 1);
+        syscall(SYS_futex, &fword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        WOKE(D9_CALL_FUTEX);
+    }
+}
+
+static void futexer(void)
+{
+    const uint64_t one = 1;
+    for (int r = 0; r < ROUNDS; r++) {
+        if (write(evfd, &one, sizeof one) != sizeof one)
+            die("write eventfd");
+        WOKE(D9_CALL_EVENTFD_WRITE);
+        /* At least one wait per round; FUTEX_WAIT (relative timeout) and
+         * FUTEX_WAIT_BITSET (absolute) alternate. */
+        do {
+            if (r % 2 == 0) {
+                struct timespec rel = {WAIT_NS / 1000000000LL, 0};
+                syscall(SYS_futex, &fword, FUTEX_WAIT_PRIVATE, (uint32_t)r, &rel, NULL, 0);
+            } else {
+                struct timespec abs = deadline(CLOCK_MONOTONIC);
+                syscall(SYS_futex, &fword, FUTEX_WAIT_BITSET_PRIVATE, (uint32_t)r, &abs,
+                        NULL, FUTEX_BITSET_MATCH_ANY);
+            }
+            PARKED(D9_CALL_FUTEX);
+        } while (atomic_load(&fword) != (uint32_t)r + 1);
+    }
+}
+
+/* ---- Pair 2: condition variable ping-pong ------------------------------ */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int turn; /* 1: cond-b's move, 0: cond-a's */
+
+/* One of the three waits, chosen by round, counted. Called with mu held. */
+static void cond_wait_any(int r)
+{
+    struct timespec abs;
+    switch (r % 3) {
+    case 0:
+        pthread_cond_wait(&cv, &mu);
+        break;
+    case 1:
+        abs = deadline(CLOCK_REALTIME);
+        pthread_cond_timedwait(&cv, &mu, &abs);
+        break;
+    default:
+        abs = deadline(CLOCK_MONOTONIC);
+        pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &abs);
+        break;
+    }
+    PARKED(D9_CALL_COND_WAIT);
+}
+
+static void cond_wake_any(int r)
+{
+    if (r % 2) {
+        pthread_cond_broadcast(&cv);
+        WOKE(D9_CALL_COND_BROADCAST);
+    } else {
+        pthread_cond_signal(&cv);
+        WOKE(D9_CALL_COND_SIGNAL);
+    }
+}
+
+static void cond_a(void)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_mutex_lock(&mu);
+        turn = 1;
+        cond_wake_any(r);
+        while (turn == 1) /* cond-b needs mu, so this waits at least once */
+            cond_wait_any(r);
+        pthread_mutex_unlock(&mu);
+    }
+}
+
+static void cond_b(void)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_mutex_lock(&mu);
+        while (turn != 1)
+            cond_wait_any(r + 1);
+        turn = 0;
+        cond_wake_any(r + 1);
+        pthread_mutex_unlock(&mu);
+    }
+}
+
+/* ---- Pair 3: semaphores; sem-a creates sem-b (a non-main parent) ------- */
+
+static sem_t s_ab, s_ba;
+
+static void sem_wait_any(sem_t *s, int r)
+{
+    int rc;
+    do {
+        if (r % 2) {
+            struct timespec abs = deadline(CLOCK_REALTIME);
+            rc = sem_timedwait(s, &abs);
+        } else {
+            rc = sem_wait(s);
+        }
+        PARKED(D9_CALL_SEM_WAIT);
+    } while (rc != 0);
+}
+
+static void sem_b(void)
+{
+    for (int r = 0; r < ROUNDS; r++) {
+        sem_wait_any(&s_ab, r);
+        sem_post(&s_ba);
+        WOKE(D9_CALL_SEM_POST);
+    }
+}
+
+static void sem_a(void)
+{
+    struct gt_thread *b = spawn("gt-sem-b", 0, sem_b);
+    for (int r = 0; r < ROUNDS; r++) {
+        sem_post(&s_ab);
+        WOKE(D9_CALL_SEM_POST);
+        sem_wait_any(&s_ba, r);
+    }
+    pthread_join(b->handle, NULL);
+}
+
+/* ---- A sleeper, named through prctl ------------------------------------ */
+
+static void sleeper(void)
+{
+    struct epoll_event ev;
+    int empty = epoll_create1(EPOLL_CLOEXEC);
+    if (empty < 0)
+        die("epoll_create1");
+    for (int i = 0; i < 10; i++) {
+        /* Two zero-timeout polls, then a park that flushes their count. */
+        epoll_wait(empty, &ev, 1, 0);
+        epoll_wait(empty, &ev, 1, 0);
+        me->nowait += 2;
+        struct timespec d = {0, 1000000};
+        if (i % 2)
+            clock_nanosleep(CLOCK_MONOTONIC, 0, &d, NULL);
+        else
+            nanosleep(&d, NULL);
+        PARKED(D9_CALL_NANOSLEEP);
+    }
+    close(empty);
+}
+
+/* ---- Burst: many wakes faster than a tiny buffer drains ---------------- */
+
+static void burster(void)
+{
+    for (long i = 0; i < burst_n; i++) {
+        sem_post(&s_ab);
+        WOKE(D9_CALL_SEM_POST);
+    }
+    /* Let the writer drain, so the thread's exit is likely recorded. */
+    struct timespec d = {0, 100000000};
+    nanosleep(&d, NULL);
+    PARKED(D9_CALL_NANOSLEEP);
+}
+
+/* ---- Report ------------------------------------------------------------ */
+
+static void print_counts(const char *key, const unsigned *c)
+{
+    printf("\"%s\":{", key);
+    const char *sep = "";
+    for (unsigned k = 1; k < D9_CALL_COUNT; k++)
+        if (c[k]) {
+            printf("%s\"%s\":%u", sep, d9_call_name(k), c[k]);
+            sep = ",";
+        }
+    printf("}");
+}
+
+static void report(struct gt_thread *main_t)
+{
+    struct gt_thread total = {0};
+    int n = atomic_load(&nthreads);
+    printf("{\"pid\":%d,\"threads_created\":%d,\"threads\":[", (int)getpid(), n - 1);
+    for (int i = 0; i < n; i++) {
+        struct gt_thread *t = &threads[i];
+        printf("%s{\"tid\":%d,\"parent\":%d,\"name\":\"%s\",\"created\":%s,", i ? "," : "",
+               (int)t->tid, (int)t->parent, t->name, t == main_t ? "false" : "true");
+        print_counts("parks", t->parks);
+        printf(",");
+        print_counts("wakes", t->wakes);
+        printf(",\"nowait\":%u}", t->nowait);
+        for (int k = 0; k < D9_CALL_COUNT; k++) {
+            total.parks[k] += t->parks[k];
+            total.wakes[k] += t->wakes[k];
+        }
+        total.nowait += t->nowait;
+    }
+    printf("],\"totals\":{");
+    print_counts("parks", total.parks);
+    printf(",");
+    print_counts("wakes", total.wakes);
+    printf(",\"nowait\":%u}}\n", total.nowait);
+}
+
+int main(int argc, char **argv)
+{
+    static char comm[16];
+    struct gt_thread *main_t = &threads[atomic_fetch_add(&nthreads, 1)];
+    me = main_t;
+    prctl(PR_GET_NAME, comm, 0, 0, 0);
+    main_t->name = comm;
+    main_t->tid = gettid();
+
+    if (argc == 3 && strcmp(argv[1], "--burst") == 0) {
+        burst_n = strtol(argv[2], NULL, 10);
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: %s [--burst N]\n", argv[0]);
+        return 2;
+    }
+
+    /* The main thread's first event: a short sleep. */
+    struct timespec d = {0, 1000000};
+    nanosleep(&d, NULL);
+    PARKED(D9_CALL_NANOSLEEP);
+
+    if (sem_init(&s_ab, 0, 0) || sem_init(&s_ba, 0, 0))
+        die("sem_init");
+    if (burst_n > 0) {
+        pthread_join(spawn("gt-burst", 0, burster)->handle, NULL);
+    } else {
+        epfd = epoll_create1(EPOLL_CLOEXEC);
+        evfd = eventfd(0, EFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = evfd};
+        if (epfd < 0 || evfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev))
+            die("epoll/eventfd setup");
+        struct gt_thread *ts[] = {
+            spawn("gt-poller", 0, poller), spawn("gt-futex", 0, futexer),
+            spawn("gt-cond-a", 0, cond_a), spawn("gt-cond-b", 0, cond_b),
+            spawn("gt-sem-a", 0, sem_a),   spawn("gt-sleeper", 1, sleeper),
+        };
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+            pthread_join(ts[i]->handle, NULL);
+    }
+    report(main_t);
+    return 0;
+}

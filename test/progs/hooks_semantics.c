@@ -1,0 +1,712 @@
+/* hooks_semantics.c - every call dial9 interposes must behave exactly as
+ * libc's: same return values, same errno, same EINTR behaviour. Run plain
+ * and under LD_PRELOAD=build/libdial9.so; both runs must pass.
+ * Standalone: no agent headers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The fortify entry points, declared here so both are exercised directly. */
+extern int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+
+static int checks, failed;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        checks++;                                                              \
+        if (!(cond)) {                                                         \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s (errno %d %s)\n", __FILE__,         \
+                    __LINE__, #cond, errno, strerror(errno));                  \
+        }                                                                      \
+    } while (0)
+
+/* A -1/errno call must fail with exactly this errno. */
+#define CHECK_ERR(expr, err)                                                   \
+    do {                                                                       \
+        errno = 0;                                                             \
+        long r_ = (long)(expr);                                                \
+        int e_ = errno;                                                        \
+        checks++;                                                              \
+        if (r_ != -1 || e_ != (err)) {                                         \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s = %ld errno %d (%s), want -1 %s\n", \
+                    __FILE__, __LINE__, #expr, r_, e_, strerror(e_), #err);    \
+        }                                                                      \
+    } while (0)
+
+/* A call that must return exactly `want` and leave errno alone. */
+#define CHECK_RET(expr, want)                                                  \
+    do {                                                                       \
+        errno = 12345;                                                         \
+        long r_ = (long)(expr);                                                \
+        int e_ = errno;                                                        \
+        checks++;                                                              \
+        if (r_ != (long)(want) || e_ != 12345) {                               \
+            failed++;                                                          \
+            fprintf(stderr, "FAIL %s:%d: %s = %ld errno %d, want %ld\n",        \
+                    __FILE__, __LINE__, #expr, r_, e_, (long)(want));          \
+        }                                                                      \
+    } while (0)
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int sig) { got_signal = sig; }
+
+
+struct kicker {
+    pthread_t th;
+    pthread_t target;
+    long delay_ms;
+    atomic_int done;
+};
+
+/* Signals the target every delay_ms until told to stop: a signal that lands
+ * before the target blocks must not leave it blocked forever. */
+static void *kick_main(void *p)
+{
+    struct kicker *k = p;
+    struct timespec d = {k->delay_ms / 1000, (k->delay_ms % 1000) * 1000000};
+    while (!atomic_load(&k->done)) {
+        nanosleep(&d, NULL);
+        if (!atomic_load(&k->done))
+            pthread_kill(k->target, SIGUSR1);
+    }
+    return NULL;
+}
+
+/* SIGUSR1 to this thread after ms; SIGUSR1's handler has no SA_RESTART. */
+static void interrupt_after(struct kicker *k, long ms)
+{
+    got_signal = 0;
+    k->target = pthread_self();
+    k->delay_ms = ms;
+    atomic_store(&k->done, 0);
+    pthread_create(&k->th, NULL, kick_main, k);
+}
+
+static void interrupt_done(struct kicker *k)
+{
+    atomic_store(&k->done, 1);
+    pthread_join(k->th, NULL);
+}
+
+static struct timespec abs_in(clockid_t clk, long ms)
+{
+    struct timespec t;
+    clock_gettime(clk, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    return t;
+}
+
+/* An fd number that is not open (below FD_SETSIZE, for select). */
+static int closed_fd(void)
+{
+    int fd = 1000;
+    while (fcntl(fd, F_GETFD) != -1)
+        fd--;
+    return fd;
+}
+
+/* Invalid user pointers, hidden from the compiler's access checks. */
+static void *volatile bad_ptr = (void *)8;
+
+static long sys_futex(void *uaddr, int op, int val, const struct timespec *ts, void *uaddr2,
+                      int val3)
+{
+    return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
+}
+
+/* ---- epoll ------------------------------------------------------------- */
+
+static void test_epoll(void)
+{
+    struct epoll_event ev[4];
+    struct timespec zero = {0, 0}, ten_ms = {0, 10000000};
+    int bad = closed_fd();
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    CHECK(ep >= 0 && efd >= 0);
+
+    CHECK_ERR(epoll_wait(bad, ev, 4, 0), EBADF);
+    CHECK_ERR(epoll_wait(bad, ev, 4, 10), EBADF);
+    CHECK_ERR(epoll_wait(ep, ev, 0, 10), EINVAL);
+    CHECK_ERR(epoll_wait(efd, ev, 4, 10), EINVAL); /* not an epoll fd */
+    CHECK_RET(epoll_wait(ep, ev, 4, 0), 0);
+    CHECK_RET(epoll_wait(ep, ev, 4, 10), 0);
+    CHECK_ERR(epoll_pwait(bad, ev, 4, 10, NULL), EBADF);
+    CHECK_RET(epoll_pwait(ep, ev, 4, 10, NULL), 0);
+
+    errno = 0;
+    int r2 = epoll_pwait2(ep, ev, 4, &zero, NULL);
+    if (r2 == -1 && errno == ENOSYS) {
+        CHECK_ERR(epoll_pwait2(ep, ev, 4, &ten_ms, NULL), ENOSYS);
+    } else {
+        CHECK(r2 == 0);
+        CHECK_RET(epoll_pwait2(ep, ev, 4, &ten_ms, NULL), 0);
+        CHECK_ERR(epoll_pwait2(bad, ev, 4, &ten_ms, NULL), EBADF);
+        struct timespec inval = {0, -1};
+        CHECK_ERR(epoll_pwait2(ep, ev, 4, &inval, NULL), EINVAL);
+    }
+
+    /* epoll_ctl on an eventfd (tracked by the agent) and on bad fds. */
+    struct epoll_event add = {.events = EPOLLIN, .data.u64 = 42};
+    CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &add), 0);
+    CHECK_ERR(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &add), EEXIST);
+    CHECK_ERR(epoll_ctl(ep, EPOLL_CTL_ADD, bad, &add), EBADF);
+    CHECK_ERR(epoll_ctl(bad, EPOLL_CTL_ADD, efd, &add), EBADF);
+    CHECK_ERR(epoll_ctl(ep, EPOLL_CTL_ADD, ep, &add), EINVAL);
+    CHECK_ERR(epoll_ctl(ep, 99, efd, &add), EINVAL);
+
+    /* A ready eventfd wakes the epoll set with the right data. */
+    uint64_t one = 1;
+    CHECK_RET(write(efd, &one, 8), 8);
+    memset(ev, 0, sizeof ev);
+    CHECK_RET(epoll_wait(ep, ev, 4, 1000), 1);
+    CHECK(ev[0].data.u64 == 42 && (ev[0].events & EPOLLIN));
+    CHECK_RET(epoll_pwait(ep, ev, 4, -1, NULL), 1);
+    CHECK_RET(epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL), 0);
+    CHECK_ERR(epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL), ENOENT);
+
+    /* EINTR: infinite and finite waits. */
+    struct kicker k;
+    interrupt_after(&k, 30);
+    CHECK_ERR(epoll_wait(ep, ev, 4, -1), EINTR);
+    interrupt_done(&k);
+    CHECK(got_signal == SIGUSR1);
+    interrupt_after(&k, 30);
+    CHECK_ERR(epoll_pwait(ep, ev, 4, 5000, NULL), EINTR);
+    interrupt_done(&k);
+
+    close(efd);
+    close(ep);
+}
+
+/* ---- poll / ppoll / select / pselect ----------------------------------- */
+
+static void test_poll(void)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    struct timespec zero = {0, 0}, ten_ms = {0, 10000000}, inval = {0, -1};
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+
+    CHECK_RET(poll(&pf, 1, 0), 0);
+    CHECK_RET(poll(&pf, 1, 10), 0);
+    CHECK_RET(poll(NULL, 0, 10), 0);
+    struct pollfd *volatile opaque = &pf; /* hides its size from fortify */
+    CHECK_ERR(poll(opaque, (nfds_t)rl.rlim_cur + 1, 10), EINVAL);
+    CHECK_ERR(poll(bad_ptr, 1, 10), EFAULT);
+    struct pollfd neg = {.fd = -1, .events = POLLIN};
+    CHECK_RET(poll(&neg, 1, 10), 0); /* negative fds are ignored */
+    struct pollfd nv = {.fd = closed_fd(), .events = POLLIN};
+    CHECK_RET(poll(&nv, 1, 10), 1);
+    CHECK(nv.revents == POLLNVAL);
+
+    CHECK_RET(write(p[1], "x", 1), 1);
+    CHECK_RET(poll(&pf, 1, -1), 1);
+    CHECK(pf.revents == POLLIN);
+    CHECK_RET(__poll_chk(&pf, 1, 0, sizeof pf), 1);
+    CHECK_RET(__poll_chk(&pf, 1, 10, sizeof pf), 1);
+    CHECK_RET(ppoll(&pf, 1, NULL, NULL), 1);
+    CHECK_RET(ppoll(&pf, 1, &zero, NULL), 1);
+    char c;
+    CHECK_RET(read(p[0], &c, 1), 1);
+    CHECK_RET(ppoll(&pf, 1, &zero, NULL), 0);
+    CHECK_RET(ppoll(&pf, 1, &ten_ms, NULL), 0);
+    CHECK_ERR(ppoll(&pf, 1, &inval, NULL), EINVAL);
+    CHECK_ERR(ppoll(opaque, (nfds_t)rl.rlim_cur + 1, &ten_ms, NULL), EINVAL);
+
+    fd_set r;
+    struct timeval tz = {0, 0}, t10 = {0, 10000}, tinval = {0, -1};
+    FD_ZERO(&r);
+    FD_SET(p[0], &r);
+    CHECK_RET(select(p[0] + 1, &r, NULL, NULL, &tz), 0);
+    FD_SET(p[0], &r);
+    CHECK_RET(select(p[0] + 1, &r, NULL, NULL, &t10), 0);
+    CHECK_RET(select(0, NULL, NULL, NULL, &t10), 0);
+    CHECK_ERR(select(-1, NULL, NULL, NULL, &t10), EINVAL);
+    CHECK_ERR(select(0, NULL, NULL, NULL, &tinval), EINVAL);
+    int bad = dup(0); /* closed, and inside the fd table's current size */
+    close(bad);
+    FD_ZERO(&r);
+    FD_SET(bad, &r);
+    CHECK_ERR(select(bad + 1, &r, NULL, NULL, &t10), EBADF);
+    FD_ZERO(&r);
+    FD_SET(p[0], &r);
+    CHECK_RET(pselect(p[0] + 1, &r, NULL, NULL, &zero, NULL), 0);
+    FD_SET(p[0], &r);
+    CHECK_RET(pselect(p[0] + 1, &r, NULL, NULL, &ten_ms, NULL), 0);
+    CHECK_ERR(pselect(0, NULL, NULL, NULL, &inval, NULL), EINVAL);
+    CHECK_RET(write(p[1], "y", 1), 1);
+    FD_SET(p[0], &r);
+    CHECK_RET(select(p[0] + 1, &r, NULL, NULL, NULL), 1);
+    CHECK(FD_ISSET(p[0], &r));
+    CHECK_RET(read(p[0], &c, 1), 1);
+
+    struct kicker k;
+    interrupt_after(&k, 30);
+    CHECK_ERR(poll(&pf, 1, -1), EINTR);
+    interrupt_done(&k);
+    interrupt_after(&k, 30);
+    CHECK_ERR(ppoll(&pf, 1, NULL, NULL), EINTR);
+    interrupt_done(&k);
+    interrupt_after(&k, 30);
+    FD_SET(p[0], &r);
+    CHECK_ERR(select(p[0] + 1, &r, NULL, NULL, NULL), EINTR);
+    interrupt_done(&k);
+    interrupt_after(&k, 30);
+    FD_SET(p[0], &r);
+    CHECK_ERR(pselect(p[0] + 1, &r, NULL, NULL, NULL, NULL), EINTR);
+    interrupt_done(&k);
+
+    close(p[0]);
+    close(p[1]);
+}
+
+/* ---- sleeps ------------------------------------------------------------ */
+
+static void test_sleep(void)
+{
+    struct timespec one_ms = {0, 1000000}, inval = {0, 1000000000}, neg = {-1, 0};
+    struct timespec rem = {0, 0};
+    CHECK_RET(nanosleep(&one_ms, NULL), 0);
+    CHECK_RET(nanosleep(&(struct timespec){0, 0}, NULL), 0);
+    CHECK_ERR(nanosleep(&inval, NULL), EINVAL);
+    CHECK_ERR(nanosleep(&neg, NULL), EINVAL);
+    CHECK_ERR(nanosleep(NULL, NULL), EFAULT);
+
+    /* clock_nanosleep returns the error number and leaves errno alone. */
+    CHECK_RET(clock_nanosleep(CLOCK_MONOTONIC, 0, &one_ms, NULL), 0);
+    CHECK_RET(clock_nanosleep(CLOCK_MONOTONIC, 0, &inval, NULL), EINVAL);
+    CHECK_RET(clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &one_ms, NULL), EINVAL);
+    CHECK_RET(clock_nanosleep(12345, 0, &one_ms, NULL), EINVAL);
+    struct timespec past = abs_in(CLOCK_MONOTONIC, -5);
+    CHECK_RET(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &past, NULL), 0);
+    struct timespec soon = abs_in(CLOCK_REALTIME, 5);
+    CHECK_RET(clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &soon, NULL), 0);
+
+    struct kicker k;
+    interrupt_after(&k, 30);
+    CHECK_ERR(nanosleep(&(struct timespec){5, 0}, &rem), EINTR);
+    interrupt_done(&k);
+    CHECK(rem.tv_sec > 0 && rem.tv_sec <= 5);
+    interrupt_after(&k, 30);
+    rem.tv_sec = 0;
+    CHECK_RET(clock_nanosleep(CLOCK_MONOTONIC, 0, &(struct timespec){5, 0}, &rem), EINTR);
+    interrupt_done(&k);
+    CHECK(rem.tv_sec > 0 && rem.tv_sec <= 5);
+
+    CHECK_RET(usleep(1000), 0);
+    CHECK_RET(usleep(0), 0);
+    CHECK_RET(sleep(0), 0);
+    interrupt_after(&k, 30);
+    CHECK_ERR(usleep(5000000), EINTR);
+    interrupt_done(&k);
+    interrupt_after(&k, 30);
+    unsigned left = sleep(5); /* interrupted: the unslept seconds, errno kept */
+    interrupt_done(&k);
+    CHECK(left > 0 && left <= 5);
+}
+
+/* ---- condition variables ---------------------------------------------- */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int flag;
+
+static void *signaller(void *p)
+{
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    pthread_mutex_lock(&mu);
+    flag = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    return p;
+}
+
+static void test_cond(void)
+{
+    struct timespec past = {0, 0}, inval = {0, -5};
+    pthread_mutex_lock(&mu);
+    CHECK_RET(pthread_cond_timedwait(&cv, &mu, &past), ETIMEDOUT);
+    struct timespec t = abs_in(CLOCK_REALTIME, 20);
+    CHECK_RET(pthread_cond_timedwait(&cv, &mu, &t), ETIMEDOUT);
+    CHECK_RET(pthread_cond_timedwait(&cv, &mu, &inval), EINVAL);
+    t = abs_in(CLOCK_MONOTONIC, 20);
+    CHECK_RET(pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &t), ETIMEDOUT);
+    t = abs_in(CLOCK_REALTIME, 20);
+    CHECK_RET(pthread_cond_clockwait(&cv, &mu, CLOCK_REALTIME, &t), ETIMEDOUT);
+    CHECK_RET(pthread_cond_clockwait(&cv, &mu, CLOCK_PROCESS_CPUTIME_ID, &t), EINVAL);
+    pthread_mutex_unlock(&mu);
+
+    /* A monotonic condvar (pthread_condattr_setclock). */
+    pthread_condattr_t ca;
+    pthread_cond_t mcv;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&mcv, &ca);
+    pthread_mutex_lock(&mu);
+    t = abs_in(CLOCK_MONOTONIC, 20);
+    CHECK_RET(pthread_cond_timedwait(&mcv, &mu, &t), ETIMEDOUT);
+    pthread_mutex_unlock(&mu);
+    pthread_cond_destroy(&mcv);
+    pthread_condattr_destroy(&ca);
+
+    CHECK_RET(pthread_cond_signal(&cv), 0);
+    CHECK_RET(pthread_cond_broadcast(&cv), 0);
+
+    /* Woken by another thread. */
+    pthread_t th;
+    flag = 0;
+    pthread_create(&th, NULL, signaller, NULL);
+    pthread_mutex_lock(&mu);
+    int rc = 0;
+    while (!flag && rc == 0)
+        rc = pthread_cond_wait(&cv, &mu);
+    CHECK(rc == 0 && flag == 1);
+    pthread_mutex_unlock(&mu);
+    pthread_join(th, NULL);
+
+    /* A signal does not interrupt a condvar wait: never EINTR. */
+    struct kicker k;
+    interrupt_after(&k, 20);
+    pthread_mutex_lock(&mu);
+    t = abs_in(CLOCK_REALTIME, 100);
+    do
+        rc = pthread_cond_timedwait(&cv, &mu, &t);
+    while (rc == 0);
+    pthread_mutex_unlock(&mu);
+    interrupt_done(&k);
+    CHECK(rc == ETIMEDOUT);
+    CHECK(got_signal == SIGUSR1);
+}
+
+/* ---- semaphores -------------------------------------------------------- */
+
+static void test_sem(void)
+{
+    sem_t s;
+    struct timespec past = {0, 0}, inval = {0, -1};
+    CHECK(sem_init(&s, 0, 0) == 0);
+    CHECK_ERR(sem_timedwait(&s, &past), ETIMEDOUT);
+    struct timespec t = abs_in(CLOCK_REALTIME, 20);
+    CHECK_ERR(sem_timedwait(&s, &t), ETIMEDOUT);
+    CHECK_ERR(sem_timedwait(&s, &inval), EINVAL);
+    t = abs_in(CLOCK_MONOTONIC, 20);
+    CHECK_ERR(sem_clockwait(&s, CLOCK_MONOTONIC, &t), ETIMEDOUT);
+    CHECK_ERR(sem_clockwait(&s, CLOCK_PROCESS_CPUTIME_ID, &t), EINVAL);
+
+    CHECK_RET(sem_post(&s), 0);
+    CHECK_RET(sem_post(&s), 0);
+    CHECK_RET(sem_post(&s), 0);
+    CHECK_RET(sem_wait(&s), 0);
+    CHECK_RET(sem_timedwait(&s, &past), 0); /* available: no timeout check */
+    CHECK_RET(sem_clockwait(&s, CLOCK_MONOTONIC, &past), 0);
+
+    struct kicker k;
+    interrupt_after(&k, 30);
+    CHECK_ERR(sem_wait(&s), EINTR);
+    interrupt_done(&k);
+    interrupt_after(&k, 30);
+    t = abs_in(CLOCK_REALTIME, 5000);
+    CHECK_ERR(sem_timedwait(&s, &t), EINTR);
+    interrupt_done(&k);
+    sem_destroy(&s);
+
+    CHECK(sem_init(&s, 0, SEM_VALUE_MAX) == 0);
+    CHECK_ERR(sem_post(&s), EOVERFLOW);
+    sem_destroy(&s);
+}
+
+/* ---- syscall() --------------------------------------------------------- */
+
+static _Atomic int fword;
+
+static void *futex_waiter(void *p)
+{
+    while (atomic_load(&fword) == 0)
+        sys_futex(&fword, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    return p;
+}
+
+static void test_syscall(void)
+{
+    CHECK_RET(syscall(SYS_getpid), getpid());
+    CHECK_RET(syscall(SYS_gettid), gettid());
+    CHECK_ERR(syscall(100000), ENOSYS);
+    CHECK_ERR(syscall(SYS_close, -1), EBADF);
+
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK_RET(syscall(SYS_write, p[1], "hello", 5), 5);
+    char buf[16] = {0};
+    CHECK_RET(read(p[0], buf, sizeof buf), 5);
+    CHECK(memcmp(buf, "hello", 5) == 0);
+    close(p[0]);
+    close(p[1]);
+
+    /* Four arguments with a 64-bit offset. */
+    char path[] = "/tmp/hooks_semantics.XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    unlink(path);
+    CHECK_RET(write(fd, "0123456789", 10), 10);
+    memset(buf, 0, sizeof buf);
+    CHECK_RET(syscall(SYS_pread64, fd, buf, 3, 6L), 3);
+    CHECK(memcmp(buf, "678", 3) == 0);
+    close(fd);
+
+    /* All six arguments. */
+    void *m = (void *)syscall(SYS_mmap, NULL, 4096L, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0L);
+    CHECK(m != MAP_FAILED && m != NULL);
+    if (m != MAP_FAILED) {
+        ((char *)m)[0] = 1;
+        CHECK_RET(syscall(SYS_munmap, m, 4096L), 0);
+    }
+    CHECK_ERR(syscall(SYS_mmap, NULL, 4096L, PROT_READ, MAP_PRIVATE, -1, 0L), EBADF);
+
+    /* futex: wakes, value mismatch, timeouts, bad ops, a real wake-up. */
+    int word = 0;
+    struct timespec ten_ms = {0, 10000000};
+    CHECK_RET(sys_futex(&word, FUTEX_WAKE, 1, NULL, NULL, 0), 0);
+    CHECK_RET(sys_futex(&word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0), 0);
+    CHECK_RET(sys_futex(&word, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, -1), 0);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0), EAGAIN);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, &ten_ms, NULL, 0), ETIMEDOUT);
+    struct timespec past = abs_in(CLOCK_MONOTONIC, -1);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_BITSET_PRIVATE, 0, &past, NULL, -1), ETIMEDOUT);
+    struct timespec soon = abs_in(CLOCK_REALTIME, 10);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_BITSET_PRIVATE | FUTEX_CLOCK_REALTIME, 0, &soon,
+                        NULL, -1),
+              ETIMEDOUT);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_BITSET_PRIVATE, 0, &past, NULL, 0), EINVAL);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, &(struct timespec){0, -1}, NULL, 0),
+              EINVAL);
+    CHECK_ERR(sys_futex(&word, 99, 0, NULL, NULL, 0), ENOSYS);
+    CHECK_ERR(sys_futex((void *)3, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), EINVAL);
+    CHECK_ERR(sys_futex(NULL, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), EFAULT);
+    int other = 0;
+    CHECK_RET(sys_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, (void *)1L, &other, 0), 0);
+    CHECK_ERR(sys_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, (void *)1L, &other, 7), EAGAIN);
+    CHECK_RET(sys_futex(&word, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1L, &other,
+                        FUTEX_OP(FUTEX_OP_SET, 5, FUTEX_OP_CMP_EQ, 0)),
+              0);
+    CHECK(other == 5);
+
+    struct kicker k;
+    interrupt_after(&k, 30);
+    CHECK_ERR(sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), EINTR);
+    interrupt_done(&k);
+
+    pthread_t th;
+    atomic_store(&fword, 0);
+    pthread_create(&th, NULL, futex_waiter, NULL);
+    long woken = 0;
+    for (int i = 0; i < 500 && woken == 0; i++) {
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        woken = sys_futex(&fword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    CHECK(woken == 1);
+    atomic_store(&fword, 1);
+    sys_futex(&fword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_join(th, NULL);
+}
+
+/* ---- eventfd and fd bookkeeping --------------------------------------- */
+
+static void test_eventfd(void)
+{
+    int efd = eventfd(3, EFD_CLOEXEC | EFD_NONBLOCK);
+    CHECK(efd >= 0);
+    uint64_t v = 5, out = 0;
+    CHECK_RET(write(efd, &v, 8), 8);
+    v = 7;
+    CHECK_RET(write(efd, &v, 8), 8);
+    CHECK_RET(read(efd, &out, 8), 8);
+    CHECK(out == 15);
+    CHECK_ERR(read(efd, &out, 8), EAGAIN);
+    CHECK_ERR(write(efd, &v, 4), EINVAL);
+    v = UINT64_MAX;
+    CHECK_ERR(write(efd, &v, 8), EINVAL);
+    v = UINT64_MAX - 1;
+    CHECK_RET(write(efd, &v, 8), 8);
+    v = 1;
+    CHECK_ERR(write(efd, &v, 8), EAGAIN); /* counter would overflow */
+    CHECK_RET(read(efd, &out, 8), 8);
+    CHECK_ERR(write(efd, bad_ptr, 8), EFAULT);
+
+    CHECK_RET(eventfd_write(efd, 9), 0);
+    CHECK_RET(eventfd_write(efd, 1), 0);
+    eventfd_t ev = 0;
+    CHECK_RET(eventfd_read(efd, &ev), 0);
+    CHECK(ev == 10);
+    CHECK_ERR(eventfd_write(efd, UINT64_MAX), EINVAL);
+
+    /* dup2/dup3/dup onto other numbers: writes still reach the counter. */
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    int target = pipefd[1];
+    CHECK_RET(dup2(efd, target), target);
+    v = 4;
+    CHECK_RET(write(target, &v, 8), 8);
+    int d = dup(efd);
+    CHECK(d >= 0);
+    CHECK_RET(write(d, &v, 8), 8);
+    CHECK_RET(read(efd, &out, 8), 8);
+    CHECK(out == 8);
+    CHECK_ERR(dup3(efd, efd, 0), EINVAL);
+    CHECK_RET(dup2(efd, efd), efd);
+    CHECK_ERR(dup2(closed_fd(), target), EBADF);
+    CHECK_ERR(dup3(efd, -1, 0), EBADF);
+    CHECK_ERR(dup(-1), EBADF);
+
+    /* A pipe reusing a closed eventfd's number is an ordinary fd again. */
+    close(d);
+    close(target);
+    close(efd);
+    CHECK_ERR(write(efd, &v, 8), EBADF);
+    CHECK_ERR(eventfd_write(efd, 1), EBADF);
+    CHECK_ERR(close(efd), EBADF);
+    CHECK_ERR(close(-1), EBADF);
+    int q[2];
+    CHECK(pipe(q) == 0);
+    int w = q[0] == efd ? q[0] : q[1];
+    int rd = q[0] == efd ? -1 : q[0];
+    if (w == q[1]) {
+        CHECK_RET(write(q[1], "abcdefgh", 8), 8);
+        char b[9] = {0};
+        CHECK_RET(read(rd, b, 8), 8);
+        CHECK(memcmp(b, "abcdefgh", 8) == 0);
+    }
+    close(q[0]);
+    close(q[1]);
+
+    /* close_range forgets whole ranges. */
+    int e2 = eventfd(0, 0);
+    CHECK(e2 >= 0);
+    CHECK_RET(close_range(e2, e2, 0), 0);
+    CHECK_ERR(close(e2), EBADF);
+    CHECK_ERR(close_range(5, 4, 0), EINVAL);
+    CHECK_ERR(eventfd(0, -1), EINVAL);
+}
+
+/* ---- thread names and creation ---------------------------------------- */
+
+static void *child(void *arg)
+{
+    char name[16] = {0};
+    prctl(PR_SET_NAME, "hs-child");
+    prctl(PR_GET_NAME, name);
+    return strcmp(name, "hs-child") == 0 ? arg : NULL;
+}
+
+static void *exiter(void *arg)
+{
+    pthread_exit(arg);
+}
+
+static void *idler(void *arg)
+{
+    sem_wait(arg);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    char name[32];
+    CHECK_RET(prctl(PR_SET_NAME, "hs-main"), 0);
+    memset(name, 0, sizeof name);
+    CHECK_RET(prctl(PR_GET_NAME, name), 0);
+    CHECK(strcmp(name, "hs-main") == 0);
+    CHECK_RET(prctl(PR_SET_NAME, "a-name-longer-than-fifteen"), 0);
+    memset(name, 0, sizeof name);
+    CHECK_RET(prctl(PR_GET_NAME, name), 0);
+    CHECK(strcmp(name, "a-name-longer-t") == 0);
+    CHECK_ERR(prctl(-12345, 0, 0, 0, 0), EINVAL);
+    CHECK_RET(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+    CHECK_RET(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1);
+    CHECK_ERR(prctl(PR_SET_NAME, bad_ptr), EFAULT);
+
+    CHECK_RET(pthread_setname_np(pthread_self(), "hs-self"), 0);
+    memset(name, 0, sizeof name);
+    CHECK_RET(pthread_getname_np(pthread_self(), name, sizeof name), 0);
+    CHECK(strcmp(name, "hs-self") == 0);
+    CHECK_RET(pthread_setname_np(pthread_self(), "sixteen-chars-xx"), ERANGE);
+
+    sem_t s;
+    sem_init(&s, 0, 0);
+    pthread_t th;
+    CHECK_RET(pthread_create(&th, NULL, idler, &s), 0);
+    CHECK_RET(pthread_setname_np(th, "hs-other"), 0);
+    memset(name, 0, sizeof name);
+    CHECK_RET(pthread_getname_np(th, name, sizeof name), 0);
+    CHECK(strcmp(name, "hs-other") == 0);
+    sem_post(&s);
+    pthread_join(th, NULL);
+    sem_destroy(&s);
+
+    void *res = NULL;
+    int tag = 7;
+    CHECK_RET(pthread_create(&th, NULL, child, &tag), 0);
+    CHECK(pthread_join(th, &res) == 0 && res == &tag);
+    CHECK_RET(pthread_create(&th, NULL, exiter, &tag), 0);
+    CHECK(pthread_join(th, &res) == 0 && res == &tag);
+
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    CHECK_RET(pthread_create(&th, &a, child, &tag), 0);
+    pthread_attr_destroy(&a);
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+}
+
+int main(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: blocking calls see EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+
+    test_epoll();
+    test_poll();
+    test_sleep();
+    test_cond();
+    test_sem();
+    test_syscall();
+    test_eventfd();
+    test_threads();
+
+    printf("hooks_semantics: %d checks, %d failed\n", checks, failed);
+    return failed ? 1 : 0;
+}
