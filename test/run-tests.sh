@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-tests.sh - runs the unit tests (one Check binary under ASan/UBSan) and
+# run-tests.sh - runs the unit tests (Check, under ASan/UBSan and under TSan) and
 # every test/integration/test_*.sh. A test passes with exit 0, is skipped
 # with 77, fails otherwise (a timeout included). Each test's output goes to
 # build/test-logs/NAME.log and is printed when it fails.
@@ -36,14 +36,16 @@ run_one() {
     esac
 }
 
-if [ -z "$FILTER" ] || [[ unit == *"$FILTER"* ]]; then
-    if [ -x "$BUILD/unit/check_dial9" ]; then
-        run_one unit "$BUILD/unit/check_dial9"
+# The unit tests twice: under ASan/UBSan, and under TSan (ring hand-off).
+for unit in check_dial9 check_dial9_tsan; do
+    [ -n "$FILTER" ] && [[ $unit != *"$FILTER"* ]] && continue
+    if [ -x "$BUILD/unit/$unit" ]; then
+        run_one "$unit" "$BUILD/unit/$unit"
     else
         failed=$((failed + 1))
-        echo "FAIL  unit ($BUILD/unit/check_dial9 is not built)"
+        echo "FAIL  $unit ($BUILD/unit/$unit is not built)"
     fi
-fi
+done
 
 for t in "$ROOT"/test/integration/test_*.sh; do
     [ -e "$t" ] || continue
