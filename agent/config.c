@@ -35,6 +35,9 @@ static const struct var vars[] = {
     {"DIAL9_FLUSH_MS", K_UINT, F(flush_ms), 1, 60000, 250},
     {"DIAL9_BUFFER_EVENTS", K_POW2, F(buffer_events), 64, 1048576, 16384},
     {"DIAL9_MAX_THREADS", K_UINT, F(max_threads), 1, 65536, 1024},
+    {"DIAL9_SLOW_SYSCALL_US", K_UINT, F(slow_syscall_us), 1, 60000000, 1000},
+    {"DIAL9_LOCK_WAIT_US", K_UINT, F(lock_wait_us), 1, 60000000, 100},
+    {"DIAL9_SCHED", K_BOOL, F(sched), 0, 1, 1},
 };
 
 /* Parses decimal digits with an optional K/M/G (x1024^n) suffix when

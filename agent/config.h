@@ -19,6 +19,9 @@ struct d9_config {
     uint32_t flush_ms;       /* DIAL9_FLUSH_MS, milliseconds, default 250 */
     uint32_t buffer_events;  /* DIAL9_BUFFER_EVENTS, ring entries per thread (32 bytes each), default 16384 */
     uint32_t max_threads;    /* DIAL9_MAX_THREADS, threads recorded at once, default 1024 */
+    uint32_t slow_syscall_us; /* DIAL9_SLOW_SYSCALL_US, microseconds, default 1000: record calls at least this long */
+    uint32_t lock_wait_us;    /* DIAL9_LOCK_WAIT_US, microseconds, default 100: record contended lock waits at least this long */
+    int sched;                /* DIAL9_SCHED: 0 or 1, default 1: scheduling delay and preemptions (perf, schedstat) */
 };
 
 /* Returns the value of variable name, or NULL when unset. */

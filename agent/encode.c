@@ -49,7 +49,14 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
 
 static uint64_t source_value(const struct d9_raw_event *ev, char src)
 {
-    return src == 'c' ? ev->call : src == 'a' ? ev->a : src == 'b' ? ev->b : 0;
+    switch (src) {
+    case 'c': return ev->call;
+    case 'a': return ev->a;
+    case 'b': return ev->b;
+    case 'l': return ev->len;
+    case 'x': return (uint64_t)(int64_t)ev->x;
+    default: return 0;
+    }
 }
 
 /* Encodes one field of kind k from source src at p; returns bytes written. */

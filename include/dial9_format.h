@@ -26,7 +26,11 @@ enum d9_type {
     D9_EV_DROP = 7,         /* count: events this thread lost to a full buffer   */
     D9_EV_POLL_NOWAIT = 8,  /* call, count: zero-timeout polls since last park   */
     D9_EV_EPOLL_CTL = 9,    /* op, epfd, fd (only for fds the agent tracks)      */
-    D9_EV_TYPE_MAX = 10     /* one past the last type this version writes        */
+    D9_EV_SLOW_SYSCALL = 10, /* call, fd (-1 none), fd_kind, duration_ns; ts = call start */
+    D9_EV_LOCK_WAIT = 11,   /* call, lock address, wait_ns; ts = start of the wait */
+    D9_EV_SCHED_DELAY = 12, /* delay_ns: run-queue wait since the last reading, source */
+    D9_EV_PREEMPT = 13,     /* duration_ns off CPU after an involuntary switch-out; ts = switch-out */
+    D9_EV_TYPE_MAX = 14     /* one past the last type this version writes        */
 };
 
 /* The blocking or waking libc entry point behind a park/unpark/wake. */
@@ -47,15 +51,41 @@ enum d9_call {
     D9_CALL_COND_BROADCAST = 13,
     D9_CALL_SEM_POST = 14,
     D9_CALL_EVENTFD_WRITE = 15, /* write()/eventfd_write() on an eventfd */
-    D9_CALL_COUNT = 16
+    /* Calls timed for slow_syscall events. */
+    D9_CALL_OPEN = 16, D9_CALL_OPENAT = 17, D9_CALL_CLOSE = 18, D9_CALL_SOCKET = 19,
+    D9_CALL_ACCEPT = 20, D9_CALL_ACCEPT4 = 21, D9_CALL_CONNECT = 22, D9_CALL_DUP = 23,
+    D9_CALL_DUP2 = 24, D9_CALL_DUP3 = 25, D9_CALL_READ = 26, D9_CALL_WRITE = 27,
+    D9_CALL_PREAD = 28, D9_CALL_PWRITE = 29, D9_CALL_FSYNC = 30, D9_CALL_FDATASYNC = 31,
+    D9_CALL_GETADDRINFO = 32, D9_CALL_MMAP = 33, D9_CALL_MUNMAP = 34,
+    /* Locks, for lock_wait events. */
+    D9_CALL_MUTEX_LOCK = 35, D9_CALL_RWLOCK_RDLOCK = 36, D9_CALL_RWLOCK_WRLOCK = 37,
+    /* A write to a pipe whose read end is in an epoll set (a wake; target = read end). */
+    D9_CALL_PIPE_WRITE = 38,
+    D9_CALL_COUNT = 39
 };
+
+/* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
+enum d9_fd_kind {
+    D9_FD_UNKNOWN = 0, D9_FD_FILE = 1, D9_FD_SOCKET = 2, D9_FD_PIPE = 3,
+    D9_FD_EVENTFD = 4, D9_FD_EPOLL = 5, D9_FD_DIR = 6, D9_FD_OTHER = 7
+};
+#define D9_FD_KIND_NAMES {"unknown", "file", "socket", "pipe", "eventfd", "epoll", "dir", "other"}
+
+/* sched_delay source. */
+enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run_delay */ };
 
 /* Printable names, indexed by enum d9_call (NULL-safe helper below). */
 #define D9_CALL_NAMES                                                          \
     {"none",        "epoll_wait",  "epoll_pwait",     "epoll_pwait2",          \
      "poll",        "ppoll",       "select",          "pselect",               \
      "futex",       "cond_wait",   "sem_wait",        "nanosleep",             \
-     "cond_signal", "cond_broadcast", "sem_post",     "eventfd_write"}
+     "cond_signal", "cond_broadcast", "sem_post",     "eventfd_write",         \
+     "open",        "openat",      "close",           "socket",                \
+     "accept",      "accept4",     "connect",         "dup",                   \
+     "dup2",        "dup3",        "read",            "write",                 \
+     "pread",       "pwrite",      "fsync",           "fdatasync",             \
+     "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
+     "rwlock_rdlock", "rwlock_wrlock", "pipe_write"}
 
 static inline const char *d9_call_name(unsigned call)
 {
@@ -68,7 +98,8 @@ static inline const char *d9_type_name(unsigned type)
 {
     static const char *const names[D9_EV_TYPE_MAX] = {
         "invalid", "thread_start", "thread_name", "thread_exit", "park",
-        "unpark",  "wake",         "drop",        "poll_nowait", "epoll_ctl"};
+        "unpark",  "wake",         "drop",        "poll_nowait", "epoll_ctl",
+        "slow_syscall", "lock_wait", "sched_delay", "preempt"};
     return type < D9_EV_TYPE_MAX ? names[type] : "unknown";
 }
 
@@ -79,8 +110,8 @@ struct d9_raw_event {
     uint64_t ts;    /* CLOCK_MONOTONIC ns */
     uint8_t type;   /* enum d9_type */
     uint8_t call;   /* enum d9_call, or epoll_ctl op */
-    uint16_t len;   /* name length for THREAD_NAME */
-    uint32_t pad;
+    uint16_t len;   /* name length for THREAD_NAME; fd kind for SLOW_SYSCALL */
+    int32_t x;      /* extra small field: the fd of SLOW_SYSCALL (-1 none) */
     uint64_t a;     /* first field (target / parent / count / epfd) */
     uint64_t b;     /* second field (timeout / result / count / fd) */
 };
@@ -96,12 +127,13 @@ struct d9_raw_event {
  * The schema is written in every segment header (D9_TLV_SCHEMA), so a
  * decoder skips types it does not know using the segment's own description.
  * Field sources: which raw-record member each field is encoded from:
- *   'c' call, 'a' a, 'b' b, 'n' name bytes (a,b with len).
+ *   'c' call, 'a' a, 'b' b, 'l' len, 'x' x (sign-extended),
+ *   'n' name bytes (a,b with len).
  */
 struct d9_schema_entry {
     uint8_t type;
     const char *kinds;   /* one char per field: u, s, b */
-    const char *sources; /* one char per field: c, a, b, n */
+    const char *sources; /* one char per field: c, a, b, l, x, n */
     const char *names;   /* comma-separated JSON field names */
 };
 
@@ -116,8 +148,12 @@ struct d9_schema_entry {
         {D9_EV_DROP, "u", "a", "count"},                                       \
         {D9_EV_POLL_NOWAIT, "uu", "ca", "call,count"},                         \
         {D9_EV_EPOLL_CTL, "uuu", "cab", "op,epfd,fd"},                         \
+        {D9_EV_SLOW_SYSCALL, "usuu", "cxlb", "call,fd,fd_kind,duration_ns"},   \
+        {D9_EV_LOCK_WAIT, "uuu", "cab", "call,target,wait_ns"},                \
+        {D9_EV_SCHED_DELAY, "uu", "ac", "delay_ns,source"},                    \
+        {D9_EV_PREEMPT, "u", "a", "duration_ns"},                              \
     }
-#define D9_SCHEMA_ENTRIES 9
+#define D9_SCHEMA_ENTRIES 13
 #define D9_MAX_FIELDS 8
 
 /* ---- Segment file ------------------------------------------------------ */
