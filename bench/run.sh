@@ -45,17 +45,18 @@ for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park; do
   echo "| $mode | $off | $onv | $((onv - off)) |"
 done
 echo
-echo "## Demo service: throughput and trace size (median of $ROUNDS interleaved rounds)"
+echo "## Demo service: requests in its fixed 3 s run, and trace size (median of $ROUNDS interleaved rounds)"
 echo
+demo_requests() { "$@" build/progs/demo_server | sed -n 's/^demo: requests=\([0-9]*\).*/\1/p'; }
 for r in $(seq "$ROUNDS"); do
-  build/progs/demo_server | awk '/requests_per_sec/ {print $2}' >> "$tmp/demo.off"
+  demo_requests env >> "$tmp/demo.off"
   rm -rf "$tmp/traces"
-  on build/progs/demo_server | awk '/requests_per_sec/ {print $2}' >> "$tmp/demo.on"
+  demo_requests on >> "$tmp/demo.on"
 done
 a=$(median < "$tmp/demo.off"); b=$(median < "$tmp/demo.on")
 ev=$($DEC summary --json "$tmp/traces" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 bytes=$(du -cb "$tmp"/traces/*/*.d9 | tail -1 | cut -f1)
-echo "- requests/s off $a, on $b: ratio $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')"
+echo "- requests off $a, on $b: ratio $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')"
 echo "- last traced run: $ev events in $bytes bytes of segments: $(awk -v e="$ev" -v b="$bytes" 'BEGIN{printf "%.2f", b/e}') bytes/event (headers included)"
 echo
 echo "## memcached -t 4 under memcaslap, pinned (server CPU 0, load CPU 1)"
