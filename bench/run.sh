@@ -30,20 +30,46 @@ done
 echo
 echo "## Instructions per call (callgrind, stable on a noisy machine)"
 echo
-echo "| call | off | on | added |"
-echo "|---|---|---|---|"
-ir() { # instructions of N2 calls minus N1 calls, per call
-  local i1 i2
-  i1=$("$@" 1000 2>&1 >/dev/null | awk '/Collected/ {print $4}')
-  i2=$("$@" 11000 2>&1 >/dev/null | awk '/Collected/ {print $4}')
-  echo $(( (i2 - i1) / 10000 ))
+echo "The calling thread's instructions (the hot path the application pays) and,"
+echo "separately, the writer thread's (encoding, CRC, LZ4, write), per call."
+echo
+echo "| call | off | on (calling thread) | added | writer per call |"
+echo "|---|---|---|---|---|"
+# thread_ir FILE-PREFIX: "main others" instruction totals from --separate-threads output.
+thread_ir() {
+  local main=0 rest=0 f v
+  for f in "$1"-*; do
+    v=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
+    case $f in *-01) main=$v ;; *) rest=$((rest + v)) ;; esac
+  done
+  echo "$main $rest"
+}
+# ir_per_call MODE [ENV...]: per-call instructions of N2 calls minus N1 calls.
+ir_per_call() {
+  local mode=$1; shift
+  local n1=1000 n2=11000 a b
+  rm -rf "$tmp/cg"; mkdir -p "$tmp/cg"
+  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/a" build/bench/hotpath "$mode" $n1 >/dev/null 2>&1
+  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/b" build/bench/hotpath "$mode" $n2 >/dev/null 2>&1
+  read -r a1 a2 <<<"$(thread_ir "$tmp/cg/a")"
+  read -r b1 b2 <<<"$(thread_ir "$tmp/cg/b")"
+  echo "$(( (b1 - a1) / (n2 - n1) )) $(( (b2 - a2) / (n2 - n1) ))"
 }
 for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park; do
-  cg="valgrind --tool=callgrind --callgrind-out-file=/dev/null"
-  off=$(ir $cg build/bench/hotpath "$mode")
-  onv=$(LD_PRELOAD=$AGENT DIAL9_QUIET=1 DIAL9_DIR=$tmp/cg ir $cg build/bench/hotpath "$mode")
-  echo "| $mode | $off | $onv | $((onv - off)) |"
+  read -r off _ <<<"$(ir_per_call "$mode")"
+  read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace")"
+  echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
 done
+echo
+echo "## Clock reads: ns per read (median of $ROUNDS rounds)"
+echo
+echo "| source | ns |"
+echo "|---|---|"
+for r in $(seq "$ROUNDS"); do taskset -c 0 build/bench/clocks 5000000 >> "$tmp/clocks"; done
+for src in $(awk '{print $1}' "$tmp/clocks" | sort -u); do
+  echo "| $src | $(awk -v s="$src" '$1 == s {print $2}' "$tmp/clocks" | median) |"
+done
+echo "- kernel clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 echo
 echo "## Demo service: requests in its fixed 3 s run, and trace size (median of $ROUNDS interleaved rounds)"
 echo
