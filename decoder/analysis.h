@@ -1,17 +1,19 @@
-/* analysis.h - per-thread statistics behind `summary`: parks by call, time
- * parked vs busy, park / busy-period distributions, wakes sent and received
- * (wake -> unpark matching), drops, zero-timeout polls, and a role guess. */
+/* analysis.h - the statistics behind `summary` and `verdict`. Per thread:
+ * parks by call, time parked vs busy, park / busy-period distributions,
+ * wakes sent and received with wake-to-run latency (latency.h), kernel
+ * scheduling delay, preemption, slow syscalls, lock waits, drops,
+ * zero-timeout polls and a role guess. Over the whole input: the worst wakes,
+ * slow syscalls by call and the worst ones, contended locks by address, and
+ * the longest busy periods. All durations are ns. */
 #ifndef DIAL9_DECODER_ANALYSIS_H
 #define DIAL9_DECODER_ANALYSIS_H
 
 #include <stdint.h>
 
+#include "latency.h"
 #include "model.h"
-
-struct d9_dist {
-    uint64_t p50, p99, max; /* ns, nearest rank; 0 when empty */
-    uint64_t n;
-};
+#include "topk.h"
+#include "vec.h"
 
 enum d9_role { D9_ROLE_OTHER, D9_ROLE_WORKER, D9_ROLE_BLOCKING };
 
@@ -23,13 +25,52 @@ struct d9_tstats {
     uint64_t parks, parks_by_call[D9_CALL_COUNT + 1]; /* last: calls this decoder does not know */
     uint64_t parked_ns, busy_ns;  /* busy = span between first and last event - parked */
     uint64_t wakes_sent, wakes_received, nowait_polls, dropped;
-    struct d9_dist park_ns, busy_period_ns;
+    struct d9_dist park_ns, busy_period_ns, wake_latency_ns;
+    /* Every value, sorted ascending: busy periods (thread start or unpark ->
+     * next park), latencies of the wakes received, sched_delay readings,
+     * slow syscall durations, lock waits. */
+    struct d9_vec busy, wake_lat, sched, slow, lockw;
+    uint64_t sched_total, lock_total, preempts, preempt_total, preempt_max, slow_max, lock_max;
+    uint8_t slow_worst_call, lock_worst_call; /* call of the longest one */
+};
+
+struct d9_sys_stat {
+    uint64_t count, total_ns, max_ns;
+};
+
+struct d9_slow {
+    uint64_t ts, duration_ns; /* ts: call start */
+    int64_t fd;               /* -1: none */
+    uint32_t pid, tid;
+    uint8_t call, fd_kind;
+};
+
+struct d9_lock {
+    uint64_t target, count, total_ns, max_ns;
+    uint32_t pid;
+    uint8_t call;
+};
+
+struct d9_busy {
+    uint64_t start_ts, duration_ns, slow_syscalls, preempt_ns;
+    uint32_t pid, tid;
 };
 
 struct d9_summary {
     struct d9_tstats *t; /* ordered by pid, then tid */
     size_t nt;
     uint64_t events, dropped;
+    struct d9_wake *wakes; /* every matched (wake, wakee), in event order; .wakee is internal */
+    size_t nwakes;
+    struct d9_wake worst_wakes[D9_TOPK_MAX]; /* longest latency first */
+    size_t nworst_wakes;
+    struct d9_sys_stat sys[D9_CALL_COUNT + 1]; /* slow syscalls by call (last: unknown calls) */
+    struct d9_slow worst_slow[D9_TOPK_MAX];
+    size_t nworst_slow;
+    struct d9_lock *locks; /* by (pid, address, call), most total wait first */
+    size_t nlocks;
+    struct d9_busy long_busy[D9_TOPK_MAX];
+    size_t nlong_busy;
 };
 
 /* m must be sorted. 0 ok, -1 out of memory. */

@@ -1,10 +1,14 @@
 /* cli.h - the subcommands; each returns the process exit code
- * (0 everything intact, 1 some input damaged or unreadable). */
+ * (check, events, summary: 0 everything intact, 1 some input damaged or
+ * unreadable; verdict: 0 clean, 1 any red flag). */
 #ifndef DIAL9_DECODER_CLI_H
 #define DIAL9_DECODER_CLI_H
+
+#include "verdict.h"
 
 int d9_cmd_check(char *const *paths, int npaths, int verbose);
 int d9_cmd_events(char *const *paths, int npaths, int json);
 int d9_cmd_summary(char *const *paths, int npaths, int json);
+int d9_cmd_verdict(char *const *paths, int npaths, int json, const struct d9_limits *lim);
 
 #endif

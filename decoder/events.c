@@ -1,12 +1,47 @@
 /* events.c - `dial9-decode events`: every event in time order, as text or
- * JSON Lines. */
+ * JSON Lines. In JSON a wake also names the thread it released and the
+ * wake-to-run latency (latency.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cli.h"
+#include "fmt.h"
 #include "json.h"
-#include "model.h"
+#include "schema.h"
+
+/* One output line: text (" key=value") when w is NULL, else JSON members. */
+struct line {
+    FILE *out;
+    struct d9_jw *w;
+};
+
+static void put_str(struct line *l, const char *key, const char *s, size_t n)
+{
+    if (l->w)
+        d9_jw_strn(l->w, key, s, n);
+    else
+        fprintf(l->out, " %s=%.*s", key, (int)n, s);
+}
+
+static void put_u64(struct line *l, const char *key, uint64_t v, int hex)
+{
+    if (l->w)
+        d9_jw_u64(l->w, key, v);
+    else
+        fprintf(l->out, hex ? " %s=0x%" PRIx64 : " %s=%" PRIu64, key, v);
+}
+
+static void put_i64(struct line *l, const char *key, int64_t v)
+{
+    if (l->w)
+        d9_jw_i64(l->w, key, v);
+    else
+        fprintf(l->out, " %s=%" PRId64, key, v);
+}
+
+static void put_name(struct line *l, const char *key, const char *name) { put_str(l, key, name, strlen(name)); }
 
 static const char *op_name(uint64_t op)
 {
@@ -14,89 +49,115 @@ static const char *op_name(uint64_t op)
     return op < 4 ? ops[op] : "?";
 }
 
-static void type_name(char *buf, size_t n, unsigned type)
-{
-    if (type > 0 && type < D9_EV_TYPE_MAX)
-        snprintf(buf, n, "%s", d9_type_name(type));
-    else
-        snprintf(buf, n, "unknown_%u", type);
-}
-
-/* Thread names as a text column: one token, printable. */
-static void text_name(FILE *out, const char *s)
-{
-    if (!*s)
-        s = "-";
-    for (; *s; s++)
-        fputc(*s > ' ' && *s < 0x7f ? *s : '_', out);
-}
-
-/* Calls whose target is a memory address (shown in hex in text); other
- * targets are file descriptors. */
+/* Calls whose target is a memory address (hex in text); other targets are fds. */
 static int address_call(uint64_t call)
 {
-    return call == D9_CALL_FUTEX || call == D9_CALL_COND_WAIT || call == D9_CALL_SEM_WAIT ||
-           call == D9_CALL_COND_SIGNAL || call == D9_CALL_COND_BROADCAST || call == D9_CALL_SEM_POST;
+    switch (call) {
+    case D9_CALL_FUTEX: case D9_CALL_COND_WAIT: case D9_CALL_SEM_WAIT: case D9_CALL_COND_SIGNAL:
+    case D9_CALL_COND_BROADCAST: case D9_CALL_SEM_POST: case D9_CALL_MUTEX_LOCK: case D9_CALL_RWLOCK_RDLOCK:
+    case D9_CALL_RWLOCK_WRLOCK:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
-/* Prints the fields: text as " name=value", JSON as ",\"name\":value". */
-static void print_fields(FILE *out, const struct d9_event *e, int json)
+static void print_fields(struct line *l, const struct d9_event *e)
 {
     int first_bytes = 1;
     for (unsigned i = 0; i < e->nfields; i++) {
         const char *f = d9_field_name(e->type, i);
         uint64_t v = e->f[i];
-        fprintf(out, json ? ",\"%s\":" : " %s=", f);
         if (e->kinds[i] == 'b' && first_bytes) {
-            d9_json_str(out, e->name, e->name_len);
+            put_str(l, f, e->name, e->name_len);
             first_bytes = 0;
-        } else if (e->kinds[i] == 'b') /* only the first bytes field is kept: say how long */
-            fprintf(out, json ? "{\"bytes\":%" PRIu64 "}" : "<%" PRIu64 " bytes>", v);
-        else if (strcmp(f, "call") == 0)
-            fprintf(out, json ? "\"%s\"" : "%s", d9_call_name((unsigned)v));
-        else if (!json && strcmp(f, "op") == 0)
-            fputs(op_name(v), out);
-        else if (!json && strcmp(f, "target") == 0 && e->nfields && address_call(e->f[0]))
-            fprintf(out, "0x%" PRIx64, v);
+        } else if (e->kinds[i] == 'b') { /* only the first bytes field is kept: say how long */
+            if (l->w) {
+                d9_jw_obj(l->w, f);
+                d9_jw_u64(l->w, "bytes", v);
+                d9_jw_end(l->w);
+            } else
+                fprintf(l->out, " %s=<%" PRIu64 " bytes>", f, v);
+        } else if (!strcmp(f, "call"))
+            put_name(l, f, d9_call_name((unsigned)v));
+        else if (!strcmp(f, "fd_kind"))
+            put_name(l, f, d9_fd_kind_name(v));
+        else if (!strcmp(f, "source") && e->type == D9_EV_SCHED_DELAY)
+            put_name(l, f, d9_sched_source_name(v));
+        else if (!l->w && !strcmp(f, "op"))
+            put_name(l, f, op_name(v));
         else if (e->kinds[i] == 's')
-            fprintf(out, "%" PRId64, (int64_t)v);
+            put_i64(l, f, (int64_t)v);
         else
-            fprintf(out, "%" PRIu64, v);
+            put_u64(l, f, v, !strcmp(f, "target") && address_call(e->f[0]));
     }
 }
 
-static void print_event(FILE *out, const struct d9_model *m, const struct d9_event *e, int json)
+/* JSON: wakee and latency_ns of a WAKE, from its first match (earliest
+ * unpark), or null. Text lines stay the raw record: a line then depends
+ * only on its own event, so traces compare line by line. */
+static void print_wakee(struct d9_jw *w, const struct d9_wake *k)
+{
+    if (k) {
+        d9_jw_u64(w, "wakee", k->wakee_tid);
+        d9_jw_u64(w, "latency_ns", k->latency_ns);
+    } else {
+        d9_jw_null(w, "wakee");
+        d9_jw_null(w, "latency_ns");
+    }
+}
+
+static void print_event(FILE *out, const struct d9_model *m, const struct d9_event *e, const struct d9_wake *k,
+                        int json)
 {
     const struct d9_thread *t = d9_model_thread(m, e->pid, e->tid);
     const char *name = t ? t->name : "";
-    char tn[24];
-    type_name(tn, sizeof(tn), e->type);
+    char tn[24], buf[32];
+    if (e->type > 0 && e->type < D9_EV_TYPE_MAX)
+        snprintf(tn, sizeof(tn), "%s", d9_type_name(e->type));
+    else
+        snprintf(tn, sizeof(tn), "unknown_%u", e->type);
+    struct d9_jw w;
+    struct line l = {out, json ? &w : NULL};
     if (json) {
-        fprintf(out, "{\"ts\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"thread\":", e->ts, e->pid,
-                e->tid);
-        d9_json_str(out, name, strlen(name));
-        fprintf(out, ",\"type\":\"%s\"", tn);
+        d9_jw_init(&w, out);
+        d9_jw_obj(&w, NULL);
+        d9_jw_u64(&w, "ts", e->ts);
+        d9_jw_u64(&w, "pid", e->pid);
+        d9_jw_u64(&w, "tid", e->tid);
+        d9_jw_str(&w, "thread", name);
+        d9_jw_str(&w, "type", tn);
     } else {
-        fprintf(out, "%" PRIu64 ".%09" PRIu64 " %" PRIu32 " %" PRIu32 " ", e->ts / 1000000000u,
-                e->ts % 1000000000u, e->pid, e->tid);
-        text_name(out, name);
-        fprintf(out, " %s", tn);
+        char nb[24];
+        fprintf(out, "%s %" PRIu32 " %" PRIu32 " %s %s", d9_fmt_ts(buf, sizeof(buf), e->ts), e->pid, e->tid,
+                d9_fmt_name(nb, sizeof(nb), name), tn);
     }
-    print_fields(out, e, json);
-    fputs(json ? "}\n" : "\n", out);
+    print_fields(&l, e);
+    if (json && e->type == D9_EV_WAKE)
+        print_wakee(&w, k);
+    if (json)
+        d9_jw_end(&w);
+    fputc('\n', out);
 }
 
 int d9_cmd_events(char *const *paths, int npaths, int json)
 {
     struct d9_model m = {0};
+    struct d9_summary s = {0};
     int bad = 0;
-    if (d9_load(&m, paths, npaths, &bad) < 0) {
+    if (d9_load(&m, paths, npaths, &bad) < 0 || (json && d9_analyse(&m, &s) < 0)) {
         fprintf(stderr, "dial9-decode: out of memory\n");
+        d9_summary_free(&s);
         d9_model_free(&m);
         return 1;
     }
-    for (size_t i = 0; i < m.nev; i++)
-        print_event(stdout, &m, &m.ev[i], json);
+    size_t k = 0; /* s.wakes is in event order */
+    for (size_t i = 0; i < m.nev; i++) {
+        while (k < s.nwakes && s.wakes[k].ev < i)
+            k++;
+        print_event(stdout, &m, &m.ev[i], k < s.nwakes && s.wakes[k].ev == i ? &s.wakes[k] : NULL, json);
+    }
+    d9_summary_free(&s);
     d9_model_free(&m);
     return bad ? 1 : 0;
 }

@@ -1,6 +1,9 @@
 /* json.c - see json.h. */
 #include "json.h"
 
+#include <inttypes.h>
+#include <string.h>
+
 void d9_json_str(FILE *out, const char *s, size_t n)
 {
     fputc('"', out);
@@ -15,3 +18,94 @@ void d9_json_str(FILE *out, const char *s, size_t n)
     }
     fputc('"', out);
 }
+
+void d9_jw_init(struct d9_jw *w, FILE *out)
+{
+    memset(w, 0, sizeof(*w));
+    w->out = out;
+}
+
+/* Comma and key before a member. */
+static void member(struct d9_jw *w, const char *key)
+{
+    if (w->depth > 0 && w->depth <= D9_JW_DEPTH) {
+        if (w->any[w->depth - 1])
+            fputc(',', w->out);
+        w->any[w->depth - 1] = 1;
+    }
+    if (w->newline)
+        fputc('\n', w->out);
+    w->newline = 0;
+    if (key) {
+        d9_json_str(w->out, key, strlen(key));
+        fputc(':', w->out);
+    }
+}
+
+static void jw_open(struct d9_jw *w, const char *key, char o, char c)
+{
+    member(w, key);
+    fputc(o, w->out);
+    if (w->depth < D9_JW_DEPTH) {
+        w->close[w->depth] = c;
+        w->any[w->depth] = 0;
+    }
+    w->depth++;
+}
+
+void d9_jw_obj(struct d9_jw *w, const char *key) { jw_open(w, key, '{', '}'); }
+void d9_jw_arr(struct d9_jw *w, const char *key) { jw_open(w, key, '[', ']'); }
+
+void d9_jw_end(struct d9_jw *w)
+{
+    if (w->depth <= 0)
+        return;
+    w->depth--;
+    fputc(w->depth < D9_JW_DEPTH ? w->close[w->depth] : '}', w->out);
+}
+
+void d9_jw_u64(struct d9_jw *w, const char *key, uint64_t v)
+{
+    member(w, key);
+    fprintf(w->out, "%" PRIu64, v);
+}
+
+void d9_jw_i64(struct d9_jw *w, const char *key, int64_t v)
+{
+    member(w, key);
+    fprintf(w->out, "%" PRId64, v);
+}
+
+void d9_jw_num(struct d9_jw *w, const char *key, double v)
+{
+    member(w, key);
+    fprintf(w->out, "%.2f", v);
+}
+
+void d9_jw_bool(struct d9_jw *w, const char *key, int v)
+{
+    member(w, key);
+    fputs(v ? "true" : "false", w->out);
+}
+
+void d9_jw_null(struct d9_jw *w, const char *key)
+{
+    member(w, key);
+    fputs("null", w->out);
+}
+
+void d9_jw_strn(struct d9_jw *w, const char *key, const char *s, size_t n)
+{
+    member(w, key);
+    d9_json_str(w->out, s, n);
+}
+
+void d9_jw_str(struct d9_jw *w, const char *key, const char *s)
+{
+    if (s)
+        d9_jw_strn(w, key, s, strlen(s));
+    else
+        d9_jw_null(w, key);
+}
+
+void d9_jw_newline(struct d9_jw *w) { w->newline = 1; }

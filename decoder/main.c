@@ -1,4 +1,5 @@
 /* main.c - dial9-decode command line: subcommand dispatch and options. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 
 static const char usage[] =
     "usage: dial9-decode SUBCOMMAND [options] PATH...\n"
+    "       dial9-decode verdict [--json] [THRESHOLD OPTIONS] PATH...\n"
     "\n"
     "Reads dial9 segment files. A PATH is a segment file or a directory searched\n"
     "recursively for *.d9 (sealed) and *.d9.open (still being written, or left by a\n"
@@ -22,17 +24,62 @@ static const char usage[] =
     "                      SECONDS.NANOSECONDS PID TID THREAD_NAME TYPE field=value...\n"
     "                    timestamps are CLOCK_MONOTONIC of the recording host.\n"
     "  summary PATH...   per process and thread: role guess (worker, blocking_pool,\n"
-    "                    other), parks by call, busy %% between the thread's first and\n"
+    "                    other), parks by call, busy % between the thread's first and\n"
     "                    last event, park and busy-period durations (p50/p99/max),\n"
-    "                    wakes sent and received, zero-timeout polls, dropped events.\n"
+    "                    wakes sent and received, zero-timeout polls, dropped events;\n"
+    "                    then why it was slow: wake-to-run latency per woken thread\n"
+    "                    (p50/p99/max) and the 10 worst wakes (waker, wakee, time);\n"
+    "                    kernel scheduling delay and preemption per thread; slow\n"
+    "                    syscalls by call (count, total, max) and the 10 worst;\n"
+    "                    contended locks by address (waits, total, max); the 10\n"
+    "                    longest busy periods (unpark -> next park) with the slow\n"
+    "                    syscalls and preemption inside them.\n"
+    "  verdict PATH...   red flags, one line each (flag, worst figure > threshold,\n"
+    "                    how many over, pid, tid, thread name), or \"clean\".\n"
+    "                    Exit 0 clean, 1 any flag: usable as a CI gate. Flags:\n"
+    "                      wake_latency   a wake-to-run latency (wake call -> the\n"
+    "                                     wakee's return from its park) above\n"
+    "                                     --wake-latency-ms, per woken thread\n"
+    "                      sched_delay    a kernel run-queue wait reading above\n"
+    "                                     --sched-delay-ms, per thread\n"
+    "                      slow_syscall   a recorded syscall above --slow-syscall-ms\n"
+    "                      busy_period    running from an unpark (or thread start)\n"
+    "                                     to the next park longer than --busy-ms\n"
+    "                      lock_wait      a contended lock wait above --lock-wait-ms\n"
+    "                      drops          events dropped in total above --max-drops\n"
+    "                      damaged_input  an input damaged, truncated or unreadable\n"
     "\n"
     "Options:\n"
     "  --json            events: JSON Lines, one object per event with ts (ns), pid,\n"
     "                    tid, thread, type and the type's fields (durations in ns,\n"
-    "                    call as a name); summary: one JSON object (events, dropped,\n"
-    "                    damaged_inputs, processes, threads; durations in ns)\n"
+    "                    call as a name). A wake also has wakee (the tid it\n"
+    "                    released, or null) and latency_ns (the wakee's unpark ts -\n"
+    "                    the wake ts, at least 0; null when unmatched). Types of\n"
+    "                    the slow-path records: slow_syscall (call, fd, fd_kind,\n"
+    "                    duration_ns; ts = call start), lock_wait (call, target =\n"
+    "                    lock address, wait_ns; ts = wait start), sched_delay\n"
+    "                    (delay_ns = run-queue wait since the thread's previous\n"
+    "                    reading, source), preempt (duration_ns off CPU; ts =\n"
+    "                    involuntary switch-out).\n"
+    "                    summary: one JSON object (events, dropped, damaged_inputs,\n"
+    "                    processes, threads, wake_latency_worst, slow_syscalls,\n"
+    "                    slow_syscalls_worst, locks, long_busy_periods; durations\n"
+    "                    in ns). See README.md for every field.\n"
+    "                    verdict: {\"clean\":bool,\"flags\":[{flag, value, threshold,\n"
+    "                    unit (\"ns\", \"events\" or \"inputs\"), pid, tid, name, count,\n"
+    "                    call (slow_syscall, lock_wait)}]}; pid, tid, name are null\n"
+    "                    for flags not about a thread\n"
     "  -v, --verbose     check: list every problem of a segment, one per line\n"
     "  -h, --help        this text\n"
+    "\n"
+    "Verdict thresholds (X: decimal milliseconds, e.g. 0.5; N: a count):\n"
+    "  --wake-latency-ms X  wake-to-run latency (default 5)\n"
+    "  --sched-delay-ms X   scheduling delay reading (default 1)\n"
+    "  --slow-syscall-ms X  slow syscall duration (default 10)\n"
+    "  --busy-ms X          busy period without a park (default 50)\n"
+    "  --lock-wait-ms X     lock wait (default 10)\n"
+    "  --max-drops N        dropped events allowed (default 0)\n"
+    "  A value may also be given as --option=VALUE.\n"
     "\n"
     "Damaged inputs never stop decoding: every block that verifies is used, and\n"
     "each damaged, truncated or unreadable input gets a one-line message on stderr\n"
@@ -40,13 +87,51 @@ static const char usage[] =
     "\n"
     "Exit status: 0 all inputs intact; 1 some input damaged, truncated, not a\n"
     "segment, unreadable, or a directory without segments (what could be decoded\n"
-    "is still printed); 2 usage error.\n";
+    "is still printed); 2 usage error. verdict: 0 clean, 1 any flag (damaged\n"
+    "input is a flag), 2 usage error (unknown option, bad number).\n";
 
 /* "dial9-decode: WHAT ARG" plus a pointer to --help; returns exit code 2. */
 static int usage_error(const char *what, const char *arg)
 {
     fprintf(stderr, "dial9-decode: %s%s\ntry 'dial9-decode --help'\n", what, arg);
     return 2;
+}
+
+/* Verdict threshold options: the name and where the value goes. */
+static const struct {
+    const char *name;
+    size_t off;
+    int count; /* 1: a count, 0: milliseconds */
+} limit_opts[] = {
+    {"--wake-latency-ms", offsetof(struct d9_limits, wake_ns), 0},
+    {"--sched-delay-ms", offsetof(struct d9_limits, sched_ns), 0},
+    {"--slow-syscall-ms", offsetof(struct d9_limits, slow_ns), 0},
+    {"--busy-ms", offsetof(struct d9_limits, busy_ns), 0},
+    {"--lock-wait-ms", offsetof(struct d9_limits, lock_ns), 0},
+    {"--max-drops", offsetof(struct d9_limits, max_drops), 1},
+};
+
+/* argv[*i] as a verdict threshold option ("--name X" or "--name=X"):
+ * 1 consumed, 0 not one, 2 usage error (reported). */
+static int limit_option(int argc, char **argv, int *i, struct d9_limits *lim)
+{
+    const char *a = argv[*i];
+    for (size_t k = 0; k < sizeof(limit_opts) / sizeof(limit_opts[0]); k++) {
+        size_t n = strlen(limit_opts[k].name);
+        if (strncmp(a, limit_opts[k].name, n) || (a[n] && a[n] != '='))
+            continue;
+        const char *v = a[n] ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+        if (!v)
+            return usage_error("missing value for ", limit_opts[k].name);
+        uint64_t *dst = (uint64_t *)((char *)lim + limit_opts[k].off);
+        if ((limit_opts[k].count ? d9_parse_count(v, dst) : d9_parse_ms(v, dst)) < 0) {
+            fprintf(stderr, "dial9-decode: %s: not a %s: %s\ntry 'dial9-decode --help'\n", limit_opts[k].name,
+                    limit_opts[k].count ? "count (0, 1, ...)" : "number of milliseconds (e.g. 5, 0.5)", v);
+            return 2;
+        }
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -58,12 +143,15 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (strcmp(cmd, "check") && strcmp(cmd, "events") && strcmp(cmd, "summary"))
+    int verdict = !strcmp(cmd, "verdict");
+    if (strcmp(cmd, "check") && strcmp(cmd, "events") && strcmp(cmd, "summary") && !verdict)
         return usage_error("unknown subcommand: ", cmd);
+    struct d9_limits lim = D9_LIMITS_DEFAULT;
     int json = 0, verbose = 0, npaths = 0, opts_done = 0;
     char **paths = argv + 2; /* compacted in place: options removed */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        int r;
         if (opts_done || a[0] != '-' || a[1] == 0)
             paths[npaths++] = argv[i];
         else if (!strcmp(a, "--"))
@@ -75,6 +163,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
+        } else if (verdict && (r = limit_option(argc, argv, &i, &lim)) != 0) {
+            if (r == 2)
+                return 2;
         } else
             return usage_error("unknown option for this subcommand: ", a);
     }
@@ -82,6 +173,7 @@ int main(int argc, char **argv)
         return usage_error("no PATH given to ", cmd);
     int rc = !strcmp(cmd, "check")    ? d9_cmd_check(paths, npaths, verbose)
            : !strcmp(cmd, "events")   ? d9_cmd_events(paths, npaths, json)
+           : verdict                  ? d9_cmd_verdict(paths, npaths, json, &lim)
                                       : d9_cmd_summary(paths, npaths, json);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         perror("dial9-decode: stdout");

@@ -9,7 +9,7 @@
 
 #include "schema.h"
 
-/* Fields kept per decoded event (every known type has at most 3); further
+/* Fields kept per decoded event (every known type has at most 4); further
  * fields of a future type are decoded and skipped. */
 #define D9_EV_FIELDS 4
 

@@ -47,3 +47,14 @@ const char *d9_field_name(unsigned type, unsigned i)
         return names[type][i];
     return generic[i];
 }
+
+const char *d9_fd_kind_name(uint64_t kind)
+{
+    static const char *const names[] = D9_FD_KIND_NAMES;
+    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+const char *d9_sched_source_name(uint64_t source)
+{
+    return source == D9_SCHED_SCHEDSTAT ? "schedstat" : "unknown";
+}

@@ -20,4 +20,9 @@ void d9_schema_builtin(struct d9_schema *s);
 /* Name of field i of a type: the built-in name, else "f<i>". Never NULL. */
 const char *d9_field_name(unsigned type, unsigned i);
 
+/* Names of an fd_kind (slow_syscall) and a sched_delay source; "unknown"
+ * for values this decoder does not know. */
+const char *d9_fd_kind_name(uint64_t kind);
+const char *d9_sched_source_name(uint64_t source);
+
 #endif

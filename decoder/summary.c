@@ -1,25 +1,18 @@
-/* summary.c - `dial9-decode summary`: per process and thread statistics as
- * a readable table or one JSON object. The numbers come from analysis.c. */
+/* summary.c - `dial9-decode summary`: per process and thread statistics,
+ * then the why-was-it-slow sections (summary_*.c), as readable text or one
+ * JSON object. The numbers come from analysis.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "cli.h"
-#include "json.h"
+#include "fmt.h"
+#include "summary.h"
 
-/* Human duration: 950ns, 12.3us, 4.56ms, 1.23s. */
-static const char *dur(char *buf, size_t n, uint64_t ns)
+const char *d9_thread_name(const struct d9_model *m, uint32_t pid, uint32_t tid)
 {
-    if (ns < 1000)
-        snprintf(buf, n, "%" PRIu64 "ns", ns);
-    else if (ns < 1000000)
-        snprintf(buf, n, "%.3gus", ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(buf, n, "%.3gms", ns / 1e6);
-    else
-        snprintf(buf, n, "%.3gs", ns / 1e9);
-    return buf;
+    const struct d9_thread *t = d9_model_thread(m, pid, tid);
+    return t ? t->name : "";
 }
 
 static const char *dist_text(char *buf, size_t n, const struct d9_dist *d)
@@ -28,7 +21,8 @@ static const char *dist_text(char *buf, size_t n, const struct d9_dist *d)
     if (!d->n)
         snprintf(buf, n, "-");
     else
-        snprintf(buf, n, "%s/%s/%s", dur(a, sizeof(a), d->p50), dur(b, sizeof(b), d->p99), dur(c, sizeof(c), d->max));
+        snprintf(buf, n, "%s/%s/%s", d9_fmt_dur(a, sizeof(a), d->p50), d9_fmt_dur(b, sizeof(b), d->p99),
+                 d9_fmt_dur(c, sizeof(c), d->max));
     return buf;
 }
 
@@ -68,52 +62,102 @@ static void print_text(const struct d9_model *m, const struct d9_summary *s)
     if (s->nt)
         puts("\nWAKES> sent, >WAKES received (matched to the unpark they caused); BUSY% of the span between "
              "the thread's first and last event");
+    d9_wakes_text(m, s);
+    d9_sched_text(m, s);
+    d9_sys_text(m, s);
 }
 
-static void json_dist(const char *key, const struct d9_dist *d)
+static void json_dist(struct d9_jw *w, const char *key, const struct d9_dist *d)
 {
-    printf(",\"%s\":{\"p50\":%" PRIu64 ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 ",\"count\":%" PRIu64 "}", key,
-           d->p50, d->p99, d->max, d->n);
+    d9_jw_obj(w, key);
+    d9_jw_u64(w, "p50", d->p50);
+    d9_jw_u64(w, "p99", d->p99);
+    d9_jw_u64(w, "max", d->max);
+    d9_jw_u64(w, "count", d->n);
+    d9_jw_end(w);
+}
+
+/* {count, <total_key>, <max_key>} */
+static void json_sum(struct d9_jw *w, const char *key, const char *total_key, const char *max_key, uint64_t count,
+                     uint64_t total, uint64_t max)
+{
+    d9_jw_obj(w, key);
+    d9_jw_u64(w, "count", count);
+    d9_jw_u64(w, total_key, total);
+    d9_jw_u64(w, max_key, max);
+    d9_jw_end(w);
+}
+
+static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
+{
+    d9_jw_obj(w, NULL);
+    d9_jw_u64(w, "pid", t->pid);
+    d9_jw_u64(w, "tid", t->tid);
+    d9_jw_str(w, "name", t->name);
+    d9_jw_str(w, "role", d9_role_name(t->role));
+    d9_jw_u64(w, "events", t->events);
+    d9_jw_u64(w, "parks", t->parks);
+    d9_jw_obj(w, "parks_by_call");
+    for (unsigned k = 0; k <= D9_CALL_COUNT; k++)
+        if (t->parks_by_call[k])
+            d9_jw_u64(w, d9_call_name(k), t->parks_by_call[k]);
+    d9_jw_end(w);
+    d9_jw_u64(w, "wakes_sent", t->wakes_sent);
+    d9_jw_u64(w, "wakes_received", t->wakes_received);
+    d9_jw_u64(w, "busy_ns", t->busy_ns);
+    d9_jw_u64(w, "parked_ns", t->parked_ns);
+    d9_jw_num(w, "busy_pct", busy_pct(t));
+    d9_jw_u64(w, "nowait_polls", t->nowait_polls);
+    d9_jw_u64(w, "dropped", t->dropped);
+    json_dist(w, "park_ns", &t->park_ns);
+    json_dist(w, "busy_period_ns", &t->busy_period_ns);
+    json_dist(w, "wake_latency_ns", &t->wake_latency_ns);
+    json_sum(w, "sched_delay_ns", "total", "max", t->sched.n, t->sched_total,
+             t->sched.n ? t->sched.v[t->sched.n - 1] : 0);
+    json_sum(w, "preempt", "total_ns", "max_ns", t->preempts, t->preempt_total, t->preempt_max);
+    d9_jw_u64(w, "slow_syscalls", t->slow.n);
+    json_sum(w, "lock_waits", "total_ns", "max_ns", t->lockw.n, t->lock_total, t->lock_max);
+    d9_jw_end(w);
 }
 
 static void print_json(const struct d9_model *m, const struct d9_summary *s, int bad)
 {
-    printf("{\"events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"damaged_inputs\":%d,\"processes\":[", s->events,
-           s->dropped, bad);
+    struct d9_jw w;
+    d9_jw_init(&w, stdout);
+    d9_jw_obj(&w, NULL);
+    d9_jw_u64(&w, "events", s->events);
+    d9_jw_u64(&w, "dropped", s->dropped);
+    d9_jw_u64(&w, "damaged_inputs", (uint64_t)bad);
+    d9_jw_arr(&w, "processes");
     for (size_t i = 0; i < m->nproc; i++) {
         const struct d9_proc *p = &m->proc[i];
         size_t nt = 0;
         for (size_t k = 0; k < s->nt; k++)
             nt += s->t[k].pid == p->pid;
-        printf("%s\n {\"pid\":%" PRIu32 ",\"exe\":", i ? "," : "", p->pid);
-        d9_json_str(stdout, p->exe, strlen(p->exe));
-        fputs(",\"cmdline\":", stdout);
-        d9_json_str(stdout, p->cmdline, strlen(p->cmdline));
-        fputs(",\"hostname\":", stdout);
-        d9_json_str(stdout, p->hostname, strlen(p->hostname));
-        printf(",\"threads\":%zu}", nt);
+        d9_jw_newline(&w);
+        d9_jw_obj(&w, NULL);
+        d9_jw_u64(&w, "pid", p->pid);
+        d9_jw_str(&w, "exe", p->exe);
+        d9_jw_str(&w, "cmdline", p->cmdline);
+        d9_jw_str(&w, "hostname", p->hostname);
+        d9_jw_u64(&w, "threads", nt);
+        d9_jw_end(&w);
     }
-    fputs("],\"threads\":[", stdout);
+    d9_jw_end(&w);
+    d9_jw_arr(&w, "threads");
     for (size_t i = 0; i < s->nt; i++) {
-        const struct d9_tstats *t = &s->t[i];
-        printf("%s\n {\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":", i ? "," : "", t->pid, t->tid);
-        d9_json_str(stdout, t->name, strlen(t->name));
-        printf(",\"role\":\"%s\",\"events\":%" PRIu64 ",\"parks\":%" PRIu64 ",\"parks_by_call\":{",
-               d9_role_name(t->role), t->events, t->parks);
-        const char *sep = "";
-        for (unsigned k = 0; k <= D9_CALL_COUNT; k++)
-            if (t->parks_by_call[k]) {
-                printf("%s\"%s\":%" PRIu64, sep, d9_call_name(k), t->parks_by_call[k]);
-                sep = ",";
-            }
-        printf("},\"wakes_sent\":%" PRIu64 ",\"wakes_received\":%" PRIu64 ",\"busy_ns\":%" PRIu64
-               ",\"parked_ns\":%" PRIu64 ",\"busy_pct\":%.2f,\"nowait_polls\":%" PRIu64 ",\"dropped\":%" PRIu64,
-               t->wakes_sent, t->wakes_received, t->busy_ns, t->parked_ns, busy_pct(t), t->nowait_polls, t->dropped);
-        json_dist("park_ns", &t->park_ns);
-        json_dist("busy_period_ns", &t->busy_period_ns);
-        putchar('}');
+        d9_jw_newline(&w);
+        json_thread(&w, &s->t[i]);
     }
-    puts("]}");
+    d9_jw_end(&w);
+    d9_jw_newline(&w);
+    d9_wakes_json(&w, s);
+    d9_jw_newline(&w);
+    d9_sys_json(&w, s);
+    d9_jw_newline(&w);
+    d9_sched_json(&w, s);
+    d9_jw_end(&w);
+    putchar('\n');
 }
 
 int d9_cmd_summary(char *const *paths, int npaths, int json)
