@@ -1,36 +1,129 @@
-/* fdtable.c - the eventfd bitmap (see fdtable.h). */
+/* fdtable.c - the fd kind table (see fdtable.h). */
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "fdtable.h"
 
-_Atomic uint64_t d9_fd_bits[D9_FD_MAX / 64];
+_Alignas(64) _Atomic uint8_t d9_fd_kinds[D9_FD_MAX];
+/* For a pipe end, the other end's fd; meaningful only while the byte says PIPE. */
+static _Atomic int32_t peers[D9_FD_MAX];
 
-void d9_fd_set(int fd, int is_eventfd)
+static inline int tracked(int fd) { return (unsigned)fd < D9_FD_MAX; }
+
+static inline void put(int fd, unsigned byte)
 {
-    if ((unsigned)fd >= D9_FD_MAX)
-        return;
-    uint64_t bit = (uint64_t)1 << ((unsigned)fd % 64);
-    _Atomic uint64_t *w = &d9_fd_bits[(unsigned)fd / 64];
-    /* Skip the locked RMW when the bit already has the wanted value: close()
-     * of an ordinary fd stays a plain load. */
-    int cur = (atomic_load_explicit(w, memory_order_relaxed) & bit) != 0;
-    if (cur == !!is_eventfd)
-        return;
-    if (is_eventfd)
-        atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
-    else
-        atomic_fetch_and_explicit(w, ~bit, memory_order_relaxed);
+    /* Skip the store when unchanged: close() of an ordinary fd stays a load
+     * and never dirties a page. */
+    if (atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) != byte)
+        atomic_store_explicit(&d9_fd_kinds[fd], (uint8_t)byte, memory_order_relaxed);
 }
+
+void d9_fd_set(int fd, unsigned kind)
+{
+    if (tracked(fd))
+        put(fd, kind & D9_FDK_KIND);
+}
+
+void d9_fd_copy(int fd, int old)
+{
+    if (!tracked(fd))
+        return;
+    unsigned b = d9_fd_byte(old);
+    if ((b & D9_FDK_KIND) == D9_FD_PIPE)
+        atomic_store_explicit(&peers[fd], atomic_load_explicit(&peers[old], memory_order_relaxed),
+                              memory_order_relaxed);
+    /* A copy of a waker write end wakes the same read end. */
+    put(fd, b);
+}
+
+void d9_fd_set_pipe(int rd, int wr)
+{
+    if (tracked(rd)) {
+        atomic_store_explicit(&peers[rd], wr, memory_order_relaxed);
+        put(rd, D9_FD_PIPE);
+    }
+    if (tracked(wr)) {
+        atomic_store_explicit(&peers[wr], rd, memory_order_relaxed);
+        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W);
+    }
+}
+
+/* The write end paired with read end rd, when both ends still say so. */
+static int write_end_of(int rd)
+{
+    if (d9_fd_byte(rd) != D9_FD_PIPE)
+        return -1;
+    int wr = atomic_load_explicit(&peers[rd], memory_order_relaxed);
+    if (!tracked(wr) || !(d9_fd_byte(wr) & D9_FDK_PIPE_W) ||
+        atomic_load_explicit(&peers[wr], memory_order_relaxed) != rd)
+        return -1;
+    return wr;
+}
+
+int d9_fd_pipe_watched(int rd)
+{
+    if (!tracked(rd) || d9_fd_byte(rd) != D9_FD_PIPE)
+        return 0;
+    int wr = write_end_of(rd);
+    if (wr >= 0)
+        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
+    return 1;
+}
+
+int d9_fd_peer(int fd)
+{
+    return tracked(fd) ? atomic_load_explicit(&peers[fd], memory_order_relaxed) : -1;
+}
+
+void d9_fd_forget(int fd)
+{
+    if (!tracked(fd))
+        return;
+    unsigned b = d9_fd_byte(fd);
+    if (b == D9_FD_PIPE) { /* a read end: its writer no longer wakes anyone */
+        int wr = write_end_of(fd);
+        if (wr >= 0)
+            put(wr, D9_FD_PIPE | D9_FDK_PIPE_W);
+    }
+    put(fd, D9_FD_UNKNOWN);
+}
+
+/* Eight kind bytes read at once (aligned: fd % 8 == 0). */
+typedef uint64_t __attribute__((may_alias)) d9_word;
 
 void d9_fd_clear_range(unsigned first, unsigned last)
 {
     if (last >= D9_FD_MAX)
         last = D9_FD_MAX - 1;
-    /* Word at a time: close_range(3, ~0U) must not walk a million bits. */
-    for (unsigned fd = first; fd <= last;) {
-        unsigned w = fd / 64, lo = fd % 64;
-        unsigned hi = last / 64 == w ? last % 64 : 63;
-        uint64_t mask = (~(uint64_t)0 >> (63 - hi)) & (~(uint64_t)0 << lo);
-        if (atomic_load_explicit(&d9_fd_bits[w], memory_order_relaxed) & mask)
-            atomic_fetch_and_explicit(&d9_fd_bits[w], ~mask, memory_order_relaxed);
-        fd = (w + 1) * 64;
+    /* Word at a time over the bytes: close_range(3, ~0U) must not walk a
+     * million fds one by one, nor dirty pages that were never touched. */
+    for (unsigned fd = first; fd <= last && fd < D9_FD_MAX; fd++) {
+        if (fd % 8 == 0 && fd + 7 <= last) {
+            if (*(const volatile d9_word *)(const void *)&d9_fd_kinds[fd] == 0) {
+                fd += 7;
+                continue;
+            }
+        }
+        if (d9_fd_byte((int)fd))
+            d9_fd_forget((int)fd);
     }
+}
+
+unsigned d9_fd_stat_kind(int fd)
+{
+    unsigned k;
+    struct stat st;
+    int err = errno;
+    int rc = fstat(fd, &st);
+    errno = err;
+    if (rc != 0)
+        return D9_FD_UNKNOWN;
+    switch (st.st_mode & S_IFMT) {
+    case S_IFREG: k = D9_FD_FILE; break;
+    case S_IFDIR: k = D9_FD_DIR; break;
+    case S_IFSOCK: k = D9_FD_SOCKET; break;
+    case S_IFIFO: k = D9_FD_PIPE; break;
+    default: k = D9_FD_OTHER; break;
+    }
+    return k;
 }

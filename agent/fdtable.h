@@ -1,6 +1,10 @@
-/* fdtable.h - which fds are eventfds, so write() can tell a wake-up (an
- * 8-byte eventfd write) from ordinary I/O at the cost of one bit test.
- * Covers fds below D9_FD_MAX; higher fds are never tracked.
+/* fdtable.h - what each fd is, one byte per fd, learned from the call that
+ * made it (open, socket, pipe, eventfd, ...), so write() and the timed calls
+ * can tell a wake-up, a regular-file access and ordinary socket I/O apart
+ * with one byte load. Covers fds below D9_FD_MAX; higher fds stay UNKNOWN.
+ *
+ * 1 MiB of bss for the kinds plus 4 MiB for pipe peers; only pages of fd
+ * numbers actually used become resident.
  */
 #ifndef DIAL9_FDTABLE_H
 #define DIAL9_FDTABLE_H
@@ -8,21 +12,47 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "dial9_format.h"
+
 #define D9_FD_MAX (1u << 20)
 
-/* 128 KiB of bss, one bit per fd. Relaxed atomics: fds are set and cleared
- * by whichever thread creates or closes them. */
-extern _Atomic uint64_t d9_fd_bits[D9_FD_MAX / 64] __attribute__((visibility("hidden")));
+/* Byte layout: bits 0-2 enum d9_fd_kind; flags above. */
+#define D9_FDK_KIND 0x07u
+#define D9_FDK_PIPE_W 0x08u /* the write end of a pipe (kind PIPE) */
+#define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
 
-static inline int d9_fd_is_eventfd(int fd)
+/* Relaxed atomics: each byte is written by whichever thread creates or closes
+ * the fd; racing with the host's own close/reuse of a number is the host's
+ * race, and at worst mislabels one event. */
+extern _Atomic uint8_t d9_fd_kinds[D9_FD_MAX] __attribute__((visibility("hidden")));
+
+/* The kind byte (kind and flags); 0 (UNKNOWN) for untracked fds. */
+static inline unsigned d9_fd_byte(int fd)
 {
-    return (unsigned)fd < D9_FD_MAX &&
-           ((atomic_load_explicit(&d9_fd_bits[(unsigned)fd / 64], memory_order_relaxed) >>
-             ((unsigned)fd % 64)) & 1);
+    return (unsigned)fd < D9_FD_MAX ? atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) : 0;
 }
 
-void d9_fd_set(int fd, int is_eventfd);
+static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND; }
+
+/* A newly made fd of this kind (flags cleared; close() need not run first). */
+void d9_fd_set(int fd, unsigned kind);
+/* fd is a copy of old (dup*, fcntl F_DUPFD): same kind, pipe peer and flags. */
+void d9_fd_copy(int fd, int old);
+/* A new pipe: remembers each end's peer. */
+void d9_fd_set_pipe(int rd, int wr);
+/* The read end rd was added to an epoll set: its write end becomes a waker.
+ * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth
+ * recording), else 0. */
+int d9_fd_pipe_watched(int rd);
+/* The read end a waker write end wakes (-1 when unknown). */
+int d9_fd_peer(int fd);
+/* fd is being closed: forget it, and stop treating its pipe peer as a waker. */
+void d9_fd_forget(int fd);
 /* Forget fds first..last inclusive (close_range). */
 void d9_fd_clear_range(unsigned first, unsigned last);
+/* The kind fstat gives fd (UNKNOWN when it fails): a syscall, so only on
+ * the slow path, for calls already over the slow threshold. Eventfds and
+ * epoll fds (anonymous inodes) come out OTHER. Preserves errno. */
+unsigned d9_fd_stat_kind(int fd);
 
 #endif

@@ -1,8 +1,15 @@
-/* hooks_fd.c - eventfd tracking: creation, duplication and close keep the
- * fd bitmap current; an 8-byte write to an eventfd is a WAKE; epoll_ctl on
- * one is recorded so the decoder can tie the eventfd to an epoll set.
+/* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
+ * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
+ * copy it; close and close_range forget it. write() dispatches on the kind
+ * byte: an 8-byte eventfd write or a write to a pipe whose read end is in an
+ * epoll set is a WAKE, a regular-file write is timed, anything else goes
+ * straight through. epoll_ctl on an eventfd or a pipe read end is recorded
+ * so the decoder can tie the fd to the epoll set a thread parks on.
+ * Creating, duplicating and closing calls are also timed as slow syscalls.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,18 +20,236 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-D9_EXPORT int eventfd(unsigned int initval, int flags)
+/* ---- fds made by a timed call ------------------------------------------ */
+
+/* ret = the new fd from expr, timed as call; fd gets kind when ret >= 0.
+ * fd_arg: the fd the call names for the event (-1 none: the new fd, and
+ * a failed call's event says fd -1, kind unknown). */
+#define D9_MAKE_FD(real_call, call, kind, fd_arg)                              \
+    uint64_t t0_ = d9_slow_start();                                            \
+    int ret_ = real_call;                                                      \
+    if (ret_ >= 0)                                                             \
+        d9_fd_set(ret_, (kind));                                               \
+    d9_slow_end(t0_, (call), (fd_arg) >= 0 ? (fd_arg) : ret_,                  \
+                ((fd_arg) >= 0 || ret_ >= 0 ? (kind) : D9_FD_UNKNOWN) | D9_SLOW_FINAL); \
+    return ret_
+
+/* open's mode argument exists only when the flags need it (as in glibc). */
+#define D9_OPEN_MODE(flags, last)                                              \
+    mode_t mode_ = 0;                                                          \
+    if (__OPEN_NEEDS_MODE(flags)) {                                            \
+        va_list ap_;                                                           \
+        va_start(ap_, last);                                                   \
+        mode_ = va_arg(ap_, mode_t);                                           \
+        va_end(ap_);                                                           \
+    }
+
+/* Opened by path: a regular file unless asked for a directory. Devices and
+ * FIFOs opened by path are told apart on the slow path (fstat) only. */
+static inline unsigned open_kind(int flags)
 {
-    D9_REAL_OR_FAIL(real_, eventfd, -1);
-    int fd = real_(initval, flags);
-    if (fd >= 0)
-        d9_fd_set(fd, 1);
-    return fd;
+    return (flags & O_DIRECTORY) ? D9_FD_DIR : D9_FD_FILE;
 }
 
+#define D9_OPEN_BODY(name, call, args)                                         \
+    D9_REAL_OR_FAIL(real_, name, -1);                                          \
+    D9_MAKE_FD(real_ args, call, open_kind(flags), -1)
+
+D9_EXPORT int open(const char *path, int flags, ...)
+{
+    D9_OPEN_MODE(flags, flags);
+    D9_OPEN_BODY(open, D9_CALL_OPEN, (path, flags, mode_));
+}
+
+D9_EXPORT int open64(const char *path, int flags, ...)
+{
+    D9_OPEN_MODE(flags, flags);
+    D9_OPEN_BODY(open64, D9_CALL_OPEN, (path, flags, mode_));
+}
+
+D9_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+    D9_OPEN_MODE(flags, flags);
+    D9_OPEN_BODY(openat, D9_CALL_OPENAT, (dirfd, path, flags, mode_));
+}
+
+D9_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+    D9_OPEN_MODE(flags, flags);
+    D9_OPEN_BODY(openat64, D9_CALL_OPENAT, (dirfd, path, flags, mode_));
+}
+
+D9_EXPORT int creat(const char *path, mode_t mode)
+{
+    D9_REAL_OR_FAIL(real_, creat, -1);
+    D9_MAKE_FD(real_(path, mode), D9_CALL_OPEN, D9_FD_FILE, -1);
+}
+
+D9_EXPORT int creat64(const char *path, mode_t mode)
+{
+    D9_REAL_OR_FAIL(real_, creat64, -1);
+    D9_MAKE_FD(real_(path, mode), D9_CALL_OPEN, D9_FD_FILE, -1);
+}
+
+D9_EXPORT int socket(int domain, int type, int proto)
+{
+    D9_REAL_OR_FAIL(real_, socket, -1);
+    D9_MAKE_FD(real_(domain, type, proto), D9_CALL_SOCKET, D9_FD_SOCKET, -1);
+}
+
+/* accept's event names the listening socket. */
+D9_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+    D9_REAL_OR_FAIL(real_, accept, -1);
+    D9_MAKE_FD(real_(fd, addr, len), D9_CALL_ACCEPT, D9_FD_SOCKET, fd);
+}
+
+D9_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+    D9_REAL_OR_FAIL(real_, accept4, -1);
+    D9_MAKE_FD(real_(fd, addr, len, flags), D9_CALL_ACCEPT4, D9_FD_SOCKET, fd);
+}
+
+/* ---- fds made by untimed calls ----------------------------------------- */
+
+D9_EXPORT int socketpair(int domain, int type, int proto, int sv[2])
+{
+    D9_REAL_OR_FAIL(real_, socketpair, -1);
+    int ret = real_(domain, type, proto, sv);
+    if (ret == 0) {
+        d9_fd_set(sv[0], D9_FD_SOCKET);
+        d9_fd_set(sv[1], D9_FD_SOCKET);
+    }
+    return ret;
+}
+
+D9_EXPORT int pipe(int fds[2])
+{
+    D9_REAL_OR_FAIL(real_, pipe, -1);
+    int ret = real_(fds);
+    if (ret == 0)
+        d9_fd_set_pipe(fds[0], fds[1]);
+    return ret;
+}
+
+D9_EXPORT int pipe2(int fds[2], int flags)
+{
+    D9_REAL_OR_FAIL(real_, pipe2, -1);
+    int ret = real_(fds, flags);
+    if (ret == 0)
+        d9_fd_set_pipe(fds[0], fds[1]);
+    return ret;
+}
+
+/* A one-argument call that returns a new fd of a fixed kind. */
+#define D9_NEW_FD_BODY(name, kind, arg)                                        \
+    D9_REAL_OR_FAIL(real_, name, -1);                                          \
+    int fd_ = real_ arg;                                                       \
+    if (fd_ >= 0)                                                              \
+        d9_fd_set(fd_, (kind));                                                \
+    return fd_
+
+D9_EXPORT int eventfd(unsigned int initval, int flags)
+{
+    D9_NEW_FD_BODY(eventfd, D9_FD_EVENTFD, (initval, flags));
+}
+
+D9_EXPORT int epoll_create(int size)
+{
+    D9_NEW_FD_BODY(epoll_create, D9_FD_EPOLL, (size));
+}
+
+D9_EXPORT int epoll_create1(int flags)
+{
+    D9_NEW_FD_BODY(epoll_create1, D9_FD_EPOLL, (flags));
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+/* ret = expr, a copy of old on fd number ret; timed as call. The kind is
+ * read before the call: after it, old may be closed by another thread. */
+#define D9_DUP_BODY(name, call, old, args, copy_cond)                          \
+    D9_REAL_OR_FAIL(real_, name, -1);                                          \
+    unsigned kind_ = d9_fd_kind(old);                                          \
+    uint64_t t0_ = d9_slow_start();                                            \
+    int ret_ = real_ args;                                                     \
+    if (ret_ >= 0 && (copy_cond))                                              \
+        d9_fd_copy(ret_, old);                                                 \
+    d9_slow_end(t0_, call, old, kind_);                                        \
+    return ret_
+
+D9_EXPORT int dup(int old)
+{
+    D9_DUP_BODY(dup, D9_CALL_DUP, old, (old), 1);
+}
+
+/* dup2(fd, fd) is a no-op that returns fd. */
+D9_EXPORT int dup2(int old, int new)
+{
+    D9_DUP_BODY(dup2, D9_CALL_DUP2, old, (old, new), old != new);
+}
+
+D9_EXPORT int dup3(int old, int new, int flags)
+{
+    D9_DUP_BODY(dup3, D9_CALL_DUP3, old, (old, new, flags), 1);
+}
+
+/* fcntl's third argument is an int or a pointer depending on cmd; glibc
+ * itself reads it as a pointer-sized value, which passes either through. */
+static inline int fcntl_dup_done(int ret, int fd, int cmd)
+{
+    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+        d9_fd_copy(ret, fd);
+    return ret;
+}
+
+#define D9_FCNTL_BODY(name)                                                    \
+    D9_REAL_OR_FAIL(real_, name, -1);                                          \
+    va_list ap_;                                                               \
+    va_start(ap_, cmd);                                                        \
+    void *arg_ = va_arg(ap_, void *);                                          \
+    va_end(ap_);                                                               \
+    return fcntl_dup_done(real_(fd, cmd, arg_), fd, cmd)
+
+D9_EXPORT int fcntl(int fd, int cmd, ...)
+{
+    D9_FCNTL_BODY(fcntl);
+}
+
+D9_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    D9_FCNTL_BODY(fcntl64);
+}
+
+/* ---- close ------------------------------------------------------------- */
+
+/* Forget the fd before closing it: once closed its number may be reused by
+ * another thread's eventfd() at any moment. close() releases the fd even
+ * when it fails with EINTR/EIO, and EBADF means it was not open. */
+D9_EXPORT int close(int fd)
+{
+    D9_REAL_OR_FAIL(real_, close, -1);
+    unsigned kind = d9_fd_kind(fd);
+    d9_fd_forget(fd);
+    uint64_t t0 = d9_slow_start();
+    int ret = real_(fd);
+    d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
+    return ret;
+}
+
+D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+    D9_REAL_OR_FAIL(real_, close_range, -1);
+    int ret = real_(first, last, flags);
+    if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
+        d9_fd_clear_range(first, last);
+    return ret;
+}
+
+/* ---- wakes through fds ------------------------------------------------- */
+
 /* Cold path of write(): a successful 8-byte write to an eventfd. */
-__attribute__((noinline)) static ssize_t eventfd_write_hook(ssize_t (*real)(int, const void *, size_t),
-                                                            int fd, const void *buf)
+static ssize_t eventfd_write_hook(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf)
 {
     uint64_t ts = d9_wake_start();
     ssize_t ret = real(fd, buf, 8);
@@ -36,12 +261,43 @@ __attribute__((noinline)) static ssize_t eventfd_write_hook(ssize_t (*real)(int,
     return ret;
 }
 
+/* A write to a pipe whose read end is watched: WAKE of the read end. */
+static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf,
+                               size_t n)
+{
+    int rd = d9_fd_peer(fd);
+    uint64_t ts = d9_wake_start();
+    ssize_t ret = real(fd, buf, n);
+    if (ret > 0 && rd >= 0)
+        d9_wake_end(ts, D9_CALL_PIPE_WRITE, (uint64_t)rd, (uint64_t)ret);
+    return ret;
+}
+
+__attribute__((noinline)) static ssize_t write_tracked(ssize_t (*real)(int, const void *, size_t), int fd,
+                                                       const void *buf, size_t n, unsigned b)
+{
+    if ((b & D9_FDK_KIND) == D9_FD_EVENTFD && n == 8)
+        return eventfd_write_hook(real, fd, buf);
+    if (b & D9_FDK_WAKER)
+        return pipe_write_hook(real, fd, buf, n);
+    if (b == D9_FD_FILE) {
+        uint64_t t0 = d9_slow_start();
+        ssize_t ret = real(fd, buf, n);
+        d9_slow_end(t0, D9_CALL_WRITE, fd, D9_FD_FILE | D9_SLOW_VERIFY);
+        return ret;
+    }
+    return real(fd, buf, n);
+}
+
+/* Sockets and fds we know nothing about (the bulk of a server's writes) pay
+ * one byte load; unwatched pipes, epoll fds and others one call more. */
 D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     D9_REAL_OR_FAIL(real_, write, -1);
-    if (D9_LIKELY(n != 8 || !d9_fd_is_eventfd(fd)))
+    unsigned b = d9_fd_byte(fd);
+    if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
         return real_(fd, buf, n);
-    return eventfd_write_hook(real_, fd, buf);
+    return write_tracked(real_, fd, buf, n, b);
 }
 
 /* glibc's eventfd_write calls its internal write, not ours. */
@@ -55,60 +311,26 @@ D9_EXPORT int eventfd_write(int fd, eventfd_t value)
     return ret;
 }
 
+/* Worth recording: eventfds, and pipe read ends (adding one to a set makes
+ * its write end a waker). */
+static int ctl_tracked(int fd, int op)
+{
+    unsigned b = d9_fd_byte(fd);
+    if ((b & D9_FDK_KIND) == D9_FD_EVENTFD)
+        return 1;
+    if (b != D9_FD_PIPE) /* only a read end has the bare PIPE byte */
+        return 0;
+    return op == EPOLL_CTL_ADD ? d9_fd_pipe_watched(fd) : 1;
+}
+
 D9_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
     D9_REAL_OR_FAIL(real_, epoll_ctl, -1);
     int ret = real_(epfd, op, fd, ev);
-    if (ret == 0 && D9_UNLIKELY(d9_fd_is_eventfd(fd)) && !d9_busy) {
+    if (ret == 0 && D9_UNLIKELY(ctl_tracked(fd, op)) && !d9_busy) {
         int err = errno;
         d9_emit(D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd);
         errno = err;
     }
     return ret;
-}
-
-/* Forget the fd before closing it: once closed its number may be reused by
- * another thread's eventfd() at any moment. close() releases the fd even
- * when it fails with EINTR/EIO, and EBADF means it was not open. */
-D9_EXPORT int close(int fd)
-{
-    D9_REAL_OR_FAIL(real_, close, -1);
-    d9_fd_set(fd, 0);
-    return real_(fd);
-}
-
-D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
-{
-    D9_REAL_OR_FAIL(real_, close_range, -1);
-    int ret = real_(first, last, flags);
-    if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
-        d9_fd_clear_range(first, last);
-    return ret;
-}
-
-D9_EXPORT int dup(int old)
-{
-    D9_REAL_OR_FAIL(real_, dup, -1);
-    int fd = real_(old);
-    if (fd >= 0)
-        d9_fd_set(fd, d9_fd_is_eventfd(old));
-    return fd;
-}
-
-D9_EXPORT int dup2(int old, int new)
-{
-    D9_REAL_OR_FAIL(real_, dup2, -1);
-    int fd = real_(old, new);
-    if (fd >= 0 && old != new)
-        d9_fd_set(fd, d9_fd_is_eventfd(old));
-    return fd;
-}
-
-D9_EXPORT int dup3(int old, int new, int flags)
-{
-    D9_REAL_OR_FAIL(real_, dup3, -1);
-    int fd = real_(old, new, flags);
-    if (fd >= 0)
-        d9_fd_set(fd, d9_fd_is_eventfd(old));
-    return fd;
 }

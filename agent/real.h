@@ -15,6 +15,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netdb.h>
 #include <time.h>
 
 #include "agent.h"
@@ -68,6 +71,40 @@
     X(int, dup, (int), NULL)                                                   \
     X(int, dup2, (int, int), NULL)                                             \
     X(int, dup3, (int, int, int), NULL)                                        \
+    X(int, fcntl, (int, int, ...), NULL)                                       \
+    X(int, fcntl64, (int, int, ...), "GLIBC_2.28")                             \
+    X(int, open, (const char *, int, ...), NULL)                               \
+    X(int, open64, (const char *, int, ...), NULL)                             \
+    X(int, openat, (int, const char *, int, ...), NULL)                        \
+    X(int, openat64, (int, const char *, int, ...), NULL)                      \
+    X(int, creat, (const char *, mode_t), NULL)                                \
+    X(int, creat64, (const char *, mode_t), NULL)                              \
+    X(int, socket, (int, int, int), NULL)                                      \
+    X(int, socketpair, (int, int, int, int *), NULL)                           \
+    X(int, accept, (int, struct sockaddr *, socklen_t *), NULL)                \
+    X(int, accept4, (int, struct sockaddr *, socklen_t *, int), NULL)          \
+    X(int, connect, (int, const struct sockaddr *, socklen_t), NULL)           \
+    X(int, pipe, (int *), NULL)                                                \
+    X(int, pipe2, (int *, int), NULL)                                          \
+    X(int, epoll_create, (int), NULL)                                          \
+    X(int, epoll_create1, (int), NULL)                                         \
+    X(ssize_t, read, (int, void *, size_t), NULL)                              \
+    X(ssize_t, pread, (int, void *, size_t, off_t), NULL)                      \
+    X(ssize_t, pread64, (int, void *, size_t, off_t), NULL)                    \
+    X(ssize_t, pwrite, (int, const void *, size_t, off_t), NULL)               \
+    X(ssize_t, pwrite64, (int, const void *, size_t, off_t), NULL)             \
+    X(int, fsync, (int), NULL)                                                 \
+    X(int, fdatasync, (int), NULL)                                             \
+    X(int, getaddrinfo, (const char *, const char *, const struct addrinfo *,  \
+                         struct addrinfo **), NULL)                            \
+    X(void *, mmap, (void *, size_t, int, int, int, off_t), NULL)              \
+    X(int, munmap, (void *, size_t), NULL)                                     \
+    X(int, pthread_mutex_lock, (pthread_mutex_t *), NULL)                      \
+    X(int, pthread_mutex_trylock, (pthread_mutex_t *), NULL)                   \
+    X(int, pthread_rwlock_rdlock, (pthread_rwlock_t *), NULL)                  \
+    X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *), NULL)               \
+    X(int, pthread_rwlock_wrlock, (pthread_rwlock_t *), NULL)                  \
+    X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *), NULL)               \
     X(int, pthread_create, (pthread_t *, const pthread_attr_t *,               \
                             void *(*)(void *), void *), NULL)                  \
     X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
@@ -169,6 +206,23 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
         errno = err;
     }
 }
+
+/* Slow-call timing (hooks_slow.c): t0 = d9_slow_start() before the real
+ * call, d9_slow_end(t0, ...) after it. Two vDSO clock reads (~23 ns each on
+ * the development host) per timed call; an event only when the call took at
+ * least DIAL9_SLOW_SYSCALL_US. t0 is 0 inside the agent: nothing recorded.
+ * kind: the fd's kind; D9_FD_UNKNOWN is classified (fstat) on the slow path
+ * unless D9_SLOW_FINAL is or-ed in (the fd is gone, e.g. after close).
+ * D9_SLOW_VERIFY: timed as a regular-file access (kind FILE, learned from
+ * an open by path); a device or FIFO opened by path is relabelled OTHER on
+ * the slow path and not reported: waiting on it is not a file stall. */
+#define D9_SLOW_FINAL 0x100u
+#define D9_SLOW_VERIFY 0x200u
+static inline uint64_t d9_slow_start(void)
+{
+    return D9_UNLIKELY(d9_busy) ? 0 : d9_now();
+}
+void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind);
 
 /* A user pointer we may read before the real call validates it. We cannot
  * probe without a syscall; this rejects NULL-ish and kernel addresses, which

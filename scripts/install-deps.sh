@@ -6,7 +6,14 @@ set -e
 want="gcc make pkg-config liblz4-dev"
 case "${1:-build}" in
   build) ;;
-  test) want="$want check python3 memcached libmemcached-tools redis-server redis-tools valgrind binutils" ;;
+  test)
+    want="$want check python3 memcached libmemcached-tools redis-server redis-tools valgrind binutils"
+    # Real services of the integration tests: nginx (thread pools), wrk,
+    # and a Tokio/hyper server built offline by Debian's cargo from
+    # Debian's crates. node may come from elsewhere: Debian's only if none.
+    want="$want nginx-light wrk cargo librust-tokio-dev librust-hyper-dev"
+    command -v node >/dev/null || want="$want nodejs"
+    ;;
   *) echo "usage: $0 build|test" >&2; exit 2 ;;
 esac
 missing=""
@@ -17,4 +24,5 @@ done
 echo "install-deps: installing$missing" >&2
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
+# shellcheck disable=SC2086 # $missing is a list of package names
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

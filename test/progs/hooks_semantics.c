@@ -18,7 +18,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -620,6 +624,270 @@ static void test_eventfd(void)
     CHECK_ERR(eventfd(0, -1), EINVAL);
 }
 
+
+/* ---- lock helpers ------------------------------------------------------ */
+
+static void *lock_and_exit(void *m)
+{
+    pthread_mutex_lock(m);
+    return NULL; /* exits owning a robust mutex */
+}
+
+struct holder {
+    pthread_mutex_t *m;
+    atomic_int held;
+};
+
+static void *hold_for_20ms(void *p)
+{
+    struct holder *h = p;
+    pthread_mutex_lock(h->m);
+    atomic_store(&h->held, 1);
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    pthread_mutex_unlock(h->m);
+    return NULL;
+}
+
+/* ---- fd-making, timed and lock calls (slow syscalls, lock waits) ------- */
+
+static void test_files(void)
+{
+    char dir[] = "/tmp/hooks_semantics.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[64];
+    snprintf(path, sizeof path, "%s/f", dir);
+
+    /* open's mode is passed through (umask 0 for an exact check). */
+    mode_t old_mask = umask(0);
+    int fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0640);
+    CHECK(fd >= 0);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0640);
+    CHECK_ERR(open(path, O_CREAT | O_EXCL | O_RDWR, 0600), EEXIST);
+    CHECK_ERR(open("/nonexistent/x", O_RDONLY), ENOENT);
+    CHECK_ERR(openat(-1, "relative", O_RDONLY), EBADF);
+    CHECK_ERR(open64(path, O_RDONLY | O_DIRECTORY), ENOTDIR);
+    int d = open(dir, O_RDONLY | O_DIRECTORY);
+    CHECK(d >= 0);
+    int f2 = openat(d, "f", O_RDONLY);
+    CHECK(f2 >= 0);
+    int g = openat64(d, "g", O_CREAT | O_EXCL | O_WRONLY, 0600);
+    CHECK(g >= 0);
+    CHECK_ERR(openat64(d, "g", O_CREAT | O_EXCL | O_WRONLY, 0600), EEXIST);
+    close(g);
+    CHECK(unlinkat(d, "g", 0) == 0);
+    close(f2);
+    int c = creat(path, 0600); /* truncates; mode unchanged for an existing file */
+    CHECK(c >= 0);
+    CHECK(fstat(c, &st) == 0 && st.st_size == 0 && (st.st_mode & 0777) == 0640);
+    umask(old_mask);
+
+    /* I/O on a regular file (timed by the agent). */
+    CHECK_RET(write(c, "0123456789", 10), 10);
+    CHECK_RET(pwrite(c, "ab", 2, 4), 2);
+    CHECK_RET(fsync(c), 0);
+    CHECK_RET(fdatasync(c), 0);
+    char buf[16] = {0};
+    CHECK_RET(pread(fd, buf, 10, 0), 10);
+    CHECK(memcmp(buf, "0123ab6789", 10) == 0);
+    CHECK_RET(read(fd, buf, 4), 4);
+    CHECK_RET(read(fd, buf, 16), 6);
+    CHECK_RET(read(fd, buf, 16), 0);
+    CHECK_ERR(read(d, buf, 4), EISDIR);
+    CHECK_ERR(write(fd, bad_ptr, 4), EFAULT);
+    CHECK_ERR(pread(c, buf, 4, -1), EINVAL);
+    CHECK_ERR(pwrite(-1, buf, 4, 0), EBADF);
+    CHECK_ERR(fsync(-1), EBADF);
+    CHECK_ERR(fdatasync(closed_fd()), EBADF);
+
+    /* fcntl: flags, F_DUPFD copies, pointer arguments (locks). */
+    CHECK_RET(fcntl(fd, F_GETFD), FD_CLOEXEC);
+    CHECK_RET(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+    CHECK((fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
+    int dd = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+    CHECK(dd >= 100);
+    CHECK_RET(pread(dd, buf, 2, 0), 2);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    CHECK_RET(fcntl(c, F_SETLK, &fl), 0);
+    CHECK_RET(fcntl(c, F_GETLK, &fl), 0); /* our own lock never conflicts */
+    CHECK(fl.l_type == F_UNLCK);
+    CHECK_ERR(fcntl(-1, F_GETFD), EBADF);
+    CHECK_ERR(fcntl(fd, F_DUPFD, -1), EINVAL);
+
+    /* mmap/munmap of the file and anonymous memory. */
+    char *m = mmap(NULL, 10, PROT_READ, MAP_SHARED, fd, 0);
+    CHECK(m != MAP_FAILED && memcmp(m, "0123ab6789", 10) == 0);
+    CHECK_RET(munmap(m, 10), 0);
+    errno = 0;
+    CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, -1, 0) == MAP_FAILED && errno == EBADF);
+    errno = 0;
+    CHECK(mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED &&
+          errno == EINVAL);
+    CHECK_ERR(munmap((void *)1, 4096), EINVAL);
+
+    close(dd);
+    close(c);
+    close(fd);
+    close(d);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_sockets(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(l >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0);
+    CHECK(getsockname(l, (struct sockaddr *)&a, &alen) == 0);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_RET(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    int acc = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    CHECK(acc >= 0);
+    CHECK_RET(write(s, "ping", 4), 4);
+    char buf[8] = {0};
+    CHECK_RET(read(acc, buf, sizeof buf), 4);
+    CHECK(memcmp(buf, "ping", 4) == 0);
+    int s2 = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_RET(connect(s2, (struct sockaddr *)&a, sizeof a), 0);
+    int acc2 = accept(l, NULL, NULL);
+    CHECK(acc2 >= 0);
+    CHECK_ERR(accept(s, NULL, NULL), EINVAL); /* not listening */
+    CHECK_ERR(accept4(l, NULL, NULL, -1), EINVAL);
+    CHECK_ERR(accept(-1, NULL, NULL), EBADF);
+    CHECK_ERR(socket(AF_INET, 12345, 0), EINVAL);
+    int s3 = socket(AF_INET, SOCK_STREAM, 0);
+    close(l); /* nothing listens there now */
+    CHECK_ERR(connect(s3, (struct sockaddr *)&a, sizeof a), ECONNREFUSED);
+    CHECK_ERR(connect(-1, (struct sockaddr *)&a, sizeof a), EBADF);
+    int sv[2];
+    CHECK_RET(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    CHECK_RET(write(sv[0], "x", 1), 1);
+    CHECK_RET(read(sv[1], buf, 1), 1);
+    CHECK_ERR(socketpair(AF_INET, SOCK_STREAM, 0, sv), EOPNOTSUPP);
+
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    CHECK_RET(getaddrinfo("127.0.0.1", "80", &hints, &res), 0);
+    CHECK(res != NULL && ((struct sockaddr_in *)res->ai_addr)->sin_port == htons(80));
+    freeaddrinfo(res);
+    hints.ai_flags = AI_NUMERICHOST;
+    CHECK_RET(getaddrinfo("not-a-number", NULL, &hints, &res), EAI_NONAME);
+
+    close(sv[0]);
+    close(sv[1]);
+    close(s3);
+    close(acc2);
+    close(s2);
+    close(acc);
+    close(s);
+}
+
+/* A pipe whose read end is in an epoll set: its writes are wakes. */
+static void test_pipe_epoll(void)
+{
+    int p[2], q[2];
+    CHECK_RET(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+    CHECK_RET(pipe(q), 0);
+    CHECK_ERR(pipe2(q, -1), EINVAL);
+    int ep = epoll_create(1);
+    CHECK(ep >= 0);
+    CHECK_ERR(epoll_create(0), EINVAL);
+    struct epoll_event add = {.events = EPOLLIN, .data.u64 = 7}, ev[2];
+    CHECK_RET(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &add), 0);
+    CHECK_RET(write(p[1], "abc", 3), 3);
+    CHECK_RET(epoll_wait(ep, ev, 2, 1000), 1);
+    CHECK(ev[0].data.u64 == 7);
+    char buf[8];
+    CHECK_RET(read(p[0], buf, sizeof buf), 3);
+    CHECK_ERR(read(p[0], buf, sizeof buf), EAGAIN);
+    CHECK_RET(write(p[1], buf, 0), 0);
+    /* A copy of the write end wakes the same reader. */
+    int w2 = dup(p[1]);
+    CHECK_RET(write(w2, "d", 1), 1);
+    CHECK_RET(epoll_wait(ep, ev, 2, 1000), 1);
+    CHECK_RET(read(p[0], buf, sizeof buf), 1);
+    close(p[0]); /* now nobody reads: EPIPE (SIGPIPE ignored) */
+    CHECK_ERR(write(p[1], "e", 1), EPIPE);
+    CHECK_ERR(write(w2, "e", 1), EPIPE);
+    CHECK_RET(write(q[1], "q", 1), 1); /* an unwatched pipe */
+    CHECK_RET(read(q[0], buf, 1), 1);
+    close(w2);
+    close(p[1]);
+    close(q[0]);
+    close(q[1]);
+    close(ep);
+}
+
+static void test_locks(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutex_t rec, chk, plain = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&rec, &a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&chk, &a);
+    pthread_mutexattr_destroy(&a);
+
+    CHECK_RET(pthread_mutex_lock(&rec), 0);
+    CHECK_RET(pthread_mutex_lock(&rec), 0); /* recursive: taken twice */
+    CHECK_RET(pthread_mutex_trylock(&rec), 0);
+    CHECK_RET(pthread_mutex_unlock(&rec), 0);
+    CHECK_RET(pthread_mutex_unlock(&rec), 0);
+    CHECK_RET(pthread_mutex_unlock(&rec), 0);
+    CHECK_RET(pthread_mutex_unlock(&rec), EPERM);
+
+    CHECK_RET(pthread_mutex_lock(&chk), 0);
+    CHECK_RET(pthread_mutex_lock(&chk), EDEADLK);
+    CHECK_RET(pthread_mutex_trylock(&chk), EBUSY);
+    CHECK_RET(pthread_mutex_unlock(&chk), 0);
+    CHECK_RET(pthread_mutex_unlock(&chk), EPERM);
+
+    CHECK_RET(pthread_mutex_lock(&plain), 0);
+    CHECK_RET(pthread_mutex_trylock(&plain), EBUSY);
+    CHECK_RET(pthread_mutex_unlock(&plain), 0);
+
+    /* A robust mutex whose owner died: EOWNERDEAD, and the caller owns it. */
+    pthread_mutex_t rob;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&rob, &a);
+    pthread_mutexattr_destroy(&a);
+    pthread_t th;
+    pthread_create(&th, NULL, lock_and_exit, &rob);
+    pthread_join(th, NULL);
+    CHECK_RET(pthread_mutex_lock(&rob), EOWNERDEAD);
+    CHECK_RET(pthread_mutex_consistent(&rob), 0);
+    CHECK_RET(pthread_mutex_unlock(&rob), 0);
+    CHECK_RET(pthread_mutex_lock(&rob), 0);
+    CHECK_RET(pthread_mutex_unlock(&rob), 0);
+
+    /* Contended: another thread holds it for 20 ms. */
+    struct holder h = {.m = &plain};
+    pthread_create(&th, NULL, hold_for_20ms, &h);
+    while (!atomic_load(&h.held))
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    CHECK_RET(pthread_mutex_lock(&plain), 0);
+    CHECK_RET(pthread_mutex_unlock(&plain), 0);
+    pthread_join(th, NULL);
+
+    pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+    CHECK_RET(pthread_rwlock_rdlock(&rw), 0);
+    CHECK_RET(pthread_rwlock_rdlock(&rw), 0);
+    CHECK_RET(pthread_rwlock_trywrlock(&rw), EBUSY);
+    CHECK_RET(pthread_rwlock_unlock(&rw), 0);
+    CHECK_RET(pthread_rwlock_unlock(&rw), 0);
+    CHECK_RET(pthread_rwlock_wrlock(&rw), 0);
+    CHECK_RET(pthread_rwlock_wrlock(&rw), EDEADLK);
+    CHECK_RET(pthread_rwlock_rdlock(&rw), EDEADLK);
+    CHECK_RET(pthread_rwlock_tryrdlock(&rw), EBUSY);
+    CHECK_RET(pthread_rwlock_unlock(&rw), 0);
+    pthread_rwlock_destroy(&rw);
+    pthread_mutex_destroy(&rec);
+    pthread_mutex_destroy(&chk);
+}
+
 /* ---- thread names and creation ---------------------------------------- */
 
 static void *child(void *arg)
@@ -697,6 +965,7 @@ int main(void)
     sa.sa_handler = on_signal; /* no SA_RESTART: blocking calls see EINTR */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 
     test_epoll();
     test_poll();
@@ -705,6 +974,10 @@ int main(void)
     test_sem();
     test_syscall();
     test_eventfd();
+    test_files();
+    test_sockets();
+    test_pipe_epoll();
+    test_locks();
     test_threads();
 
     printf("hooks_semantics: %d checks, %d failed\n", checks, failed);
