@@ -12,6 +12,7 @@
 
 #include "dial9_format.h"
 #include "ring.h"
+#include "scheduling.h"
 
 #define D9_EXPORT __attribute__((visibility("default")))
 #define D9_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -38,6 +39,7 @@ struct d9_slot {
     uint32_t nowait_count;    /* zero-timeout polls not yet written */
     uint8_t nowait_call;      /* call of the latest zero-timeout poll */
     char name[16];            /* writer side: last name written, NUL-terminated */
+    struct d9_sched sched;    /* schedstat fd and perf ring (scheduling.h) */
     struct d9_ring ring;
 };
 
@@ -64,6 +66,9 @@ uint64_t d9_now(void);
 /* Records one event with timestamp ts on the calling thread. Drops and counts
  * when the ring is full. Never blocks; preserves errno. */
 void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
+
+/* Records a complete raw event (for types that use the len and x members). */
+void d9_emit_raw(const struct d9_raw_event *ev);
 
 static inline void d9_emit(uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {

@@ -78,14 +78,20 @@ static inline struct d9_slot *recording_slot(void)
     return D9_LIKELY(s != NULL) ? s : d9_register_self(0);
 }
 
-void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+void d9_emit_raw(const struct d9_raw_event *ev)
 {
     struct d9_slot *s = recording_slot();
     if (!s)
         return;
     enter();
-    d9_slot_push(s, ts, type, call, a, b);
+    push_ev(s, ev);
     leave();
+}
+
+void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+{
+    struct d9_raw_event ev = {.ts = ts, .type = type, .call = call, .a = a, .b = b};
+    d9_emit_raw(&ev);
 }
 
 void d9_flush_nowait(struct d9_slot *s)
@@ -115,14 +121,23 @@ int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
         return 0;
     enter();
     d9_flush_nowait(s);
-    int ok = d9_slot_push(s, d9_now(), D9_EV_PARK, call, target, (uint64_t)timeout_ns) == 0;
+    uint64_t now = d9_now();
+    int ok = d9_slot_push(s, now, D9_EV_PARK, call, target, (uint64_t)timeout_ns) == 0;
+    d9_sched_park(&s->sched, now);
     leave();
     return ok;
 }
 
 void d9_unpark(uint8_t call, int64_t result)
 {
-    d9_emit(D9_EV_UNPARK, call, 0, (uint64_t)result);
+    struct d9_slot *s = recording_slot();
+    if (!s)
+        return;
+    enter();
+    uint64_t now = d9_now();
+    d9_slot_push(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result);
+    d9_sched_unpark(s, now); /* a syscall, but only after a long park */
+    leave();
 }
 
 void d9_emit_name(const char *name)

@@ -14,31 +14,6 @@
 #include "fdtable.h"
 #include "real.h"
 
-/* Records one SLOW_SYSCALL. The fd and its kind travel in the raw record's
- * x and len members, which d9_emit_at cannot set.
- * TODO(lead): this repeats emit.c's recording_slot/push; move it there as
- * d9_emit_raw(const struct d9_raw_event *) (emit.c was another helper's
- * file this round). */
-static void emit_slow(uint64_t ts, uint8_t call, int fd, unsigned kind, uint64_t dur)
-{
-    if (d9_busy || d9_exited || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
-        return;
-    struct d9_slot *s = d9_self ? d9_self : d9_register_self(0);
-    if (!s)
-        return;
-    struct d9_raw_event ev = {.ts = ts, .type = D9_EV_SLOW_SYSCALL, .call = call,
-                              .len = (uint16_t)kind, .x = fd, .b = dur};
-    int half = 0;
-    d9_busy++;
-    atomic_signal_fence(memory_order_seq_cst);
-    if (d9_ring_push(&s->ring, &ev, &half) < 0)
-        atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
-    else if (half)
-        d9_writer_kick();
-    atomic_signal_fence(memory_order_seq_cst);
-    d9_busy--;
-}
-
 __attribute__((noinline, cold)) static void record_slow(uint64_t t0, uint64_t dur, uint8_t call, int fd,
                                                         unsigned kind)
 {
@@ -50,7 +25,9 @@ __attribute__((noinline, cold)) static void record_slow(uint64_t t0, uint64_t du
     } else if (!(kind & D9_SLOW_FINAL) && (kind & D9_FDK_KIND) == D9_FD_UNKNOWN) {
         kind = d9_fd_stat_kind(fd);
     }
-    emit_slow(t0, call, fd, kind & D9_FDK_KIND, dur);
+    struct d9_raw_event ev = {.ts = t0, .type = D9_EV_SLOW_SYSCALL, .call = call,
+                              .len = (uint16_t)(kind & D9_FDK_KIND), .x = fd, .b = dur};
+    d9_emit_raw(&ev);
 }
 
 void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind)

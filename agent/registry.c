@@ -18,6 +18,7 @@ static struct d9_slot *slots;
 static uint32_t nslots, ring_events;
 static _Atomic uint32_t limit;        /* one past the highest slot ever claimed */
 static _Atomic uint64_t unrecorded;   /* threads that found no free slot */
+static _Atomic uint32_t in_use;       /* slots not FREE: claimed, live or exited */
 static pthread_key_t exit_key;
 
 static void key_destructor(void *v) { d9_thread_exit(); }
@@ -84,6 +85,7 @@ static struct d9_slot *claim(uint32_t tid)
             s->ring.buf = b;
             s->ring.cap = ring_events;
         }
+        atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
         s->tid = tid;
         s->nowait_count = 0;
         s->name[0] = 0;
@@ -117,6 +119,7 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
         char name[16];
         if (d9_read_comm(0, name) >= 0)
             d9_slot_push_name(s, now, name);
+        d9_sched_register(s); /* after THREAD_START: no switch is recorded before it */
         pthread_setspecific(exit_key, s); /* its destructor runs at every thread's exit */
         d9_self = s;
     }
@@ -134,9 +137,16 @@ void d9_thread_exit(void)
     int saved = errno;
     d9_busy++;
     d9_flush_nowait(s);
-    d9_slot_push(s, d9_now(), D9_EV_THREAD_EXIT, 0, 0, 0);
+    uint64_t now = d9_now();
+    d9_sched_exit(s, now);
+    d9_slot_push(s, now, D9_EV_THREAD_EXIT, 0, 0, 0);
     d9_self = NULL;
     atomic_store_explicit(&s->state, D9_SLOT_EXITED, memory_order_release);
+    /* Exited slots are freed by the writer once drained; with most slots
+     * taken (thread churn), have it do so now rather than at its next
+     * period, so new threads still find one. */
+    if (atomic_load_explicit(&in_use, memory_order_relaxed) > nslots / 4 * 3)
+        d9_writer_kick();
     d9_busy--;
     errno = saved;
 }
@@ -153,18 +163,23 @@ static void reset(struct d9_slot *s)
     s->tid = 0;
 }
 
-void d9_slot_release(struct d9_slot *s)
+static void release(struct d9_slot *s, int fork_child)
 {
+    d9_sched_release(s, fork_child);
     reset(s);
     atomic_store_explicit(&s->state, D9_SLOT_FREE, memory_order_release);
+    atomic_fetch_sub_explicit(&in_use, 1, memory_order_relaxed);
 }
+
+void d9_slot_release(struct d9_slot *s) { release(s, 0); }
 
 void d9_registry_after_fork_child(void)
 {
     for (uint32_t i = 0; i < nslots && slots; i++)
         if (atomic_load(&slots[i].state) != D9_SLOT_FREE)
-            d9_slot_release(&slots[i]);
+            release(&slots[i], 1);
     atomic_store(&limit, 0);
+    atomic_store(&in_use, 0);
     d9_self = NULL;
     d9_exited = 0;
     if (slots)

@@ -153,8 +153,23 @@ static void put(struct d9_slot *s, const struct d9_raw_event *ev)
     discarded++;
 }
 
+/* The thread's preemptions, in a chunk of their own: perf records carry
+ * their own times, which interleave with the ring's (the decoder sorts).
+ * First, so lost perf records are in this cycle's DROP. */
+static void drain_preempts(struct d9_slot *s)
+{
+    uint32_t n;
+    do {
+        n = d9_sched_drain(s, batch, D9_POP_BATCH);
+        for (uint32_t i = 0; i < n; i++)
+            put(s, &batch[i]);
+    } while (n == D9_POP_BATCH);
+    d9_enc_end_chunk(&enc);
+}
+
 static void drain(struct d9_slot *s, int check_name)
 {
+    drain_preempts(s);
     /* Bounded: at most one ring's worth per cycle, so a thread producing
      * as fast as we drain cannot keep the writer from the other slots. */
     for (uint32_t total = 0; total < s->ring.cap;) {

@@ -1,0 +1,85 @@
+/* scheduling.h - what the kernel did to a recorded thread: its run-queue
+ * wait (SCHED_DELAY, from /proc/thread-self/schedstat) and its involuntary
+ * switch-outs (PREEMPT, from perf PERF_RECORD_SWITCH). Off with DIAL9_SCHED=0.
+ *
+ * SCHED_DELAY: the owner reads run_delay with one pread on a kept fd, but
+ * only on an UNPARK ending a park of at least D9_SCHED_MIN_PARK_NS: the
+ * wake-to-run wait of a park is part of its duration, so a shorter park
+ * cannot hide a longer delay, and the read (one syscall, ~0.4-1.5 us) costs
+ * at most a few percent of the time the thread spent parked. The event
+ * carries the run_delay increase since the previous reading: run-queue
+ * waits of the busy period before the park as well as the wake-up's.
+ *
+ * PREEMPT: a per-thread perf event (software dummy, context_switch=1,
+ * times on CLOCK_MONOTONIC) fills a ring the kernel maps for us; the
+ * writer pairs each preempting switch-out with the next switch-in. The
+ * records carry their own times, so the writer puts them in a chunk of
+ * their own: the decoder orders events by time.
+ */
+#ifndef DIAL9_SCHEDULING_H
+#define DIAL9_SCHEDULING_H
+
+#include <linux/perf_event.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "dial9_format.h"
+#include "scheduling_parse.h"
+
+#define D9_SCHED_MIN_PARK_NS 20000u /* 20 us: shorter parks do not read schedstat */
+#define D9_PERF_DATA_PAGES 8u       /* perf ring: 32 KiB, 2048 switch records of 16 bytes */
+
+/* What a slot's owner set up (struct d9_sched.on). */
+#define D9_SCHED_STAT 1u
+#define D9_SCHED_PERF 2u
+
+struct d9_sched {
+    _Atomic uint32_t on;  /* D9_SCHED_*: published by the owner (release) once set up */
+    int stat_fd;          /* owner's /proc/thread-self/schedstat, kept open */
+    int perf_fd;          /* owner's perf event */
+    int stat_broken;      /* owner: the fd stopped giving schedstat text; read no more */
+    uint64_t stat_ino;    /* fstat inode of stat_fd, and */
+    uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
+    uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
+    uint64_t park_ts;     /* owner: time of the thread's last PARK, ns */
+    struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
+    _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT: later switches are not the thread's life */
+    struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */
+};
+
+struct d9_slot;
+void d9_writer_kick(void);
+
+/* Owner, registering (d9_busy held): opens the schedstat fd and the perf
+ * event of the calling thread. Failures degrade with one stderr line. */
+void d9_sched_register(struct d9_slot *s);
+
+/* Owner, at a recorded PARK: remembers its time; wakes the writer when the
+ * perf ring is half full (two loads, no syscall). */
+static inline void d9_sched_park(struct d9_sched *sc, uint64_t ts)
+{
+    sc->park_ts = ts;
+    if (atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_PERF) {
+        uint64_t head = __atomic_load_n(&sc->perf->data_head, __ATOMIC_RELAXED);
+        uint64_t tail = __atomic_load_n(&sc->perf->data_tail, __ATOMIC_RELAXED);
+        if (head - tail >= sc->perf->data_size / 2)
+            d9_writer_kick();
+    }
+}
+
+/* Owner, right after pushing the UNPARK stamped ts (d9_busy held): after a
+ * long park, pushes SCHED_DELAY at ts when run_delay grew. */
+void d9_sched_unpark(struct d9_slot *s, uint64_t ts);
+
+/* Owner, at THREAD_EXIT stamped ts, before the slot is marked EXITED. */
+void d9_sched_exit(struct d9_slot *s, uint64_t ts);
+
+/* Writer: turns s's new perf records into up to max PREEMPT events in out;
+ * call again while it returns max. Lost records are added to s->dropped. */
+uint32_t d9_sched_drain(struct d9_slot *s, struct d9_raw_event *out, uint32_t max);
+
+/* Writer, freeing the slot (or the fork child, where the perf ring was not
+ * inherited, so only the fds are closed): releases what register set up. */
+void d9_sched_release(struct d9_slot *s, int fork_child);
+
+#endif
