@@ -35,6 +35,7 @@ dir=$(d9_proc_dir "$trace" "$mc") || exit 1
 d9_assert_sealed "$dir"
 d9_assert_check "$dir"
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
+d9_decode_to "$D9_TMP/events.json" events --json "$dir"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"
 
 d9_py '
@@ -50,17 +51,22 @@ for tid in workers + [pid]:
     s = by_tid.get(tid)
     if s and epoll(s) <= 0:
         errors.append("%s (tid %d) never parked in epoll: %r" % (s["name"], tid, s["parks_by_call"]))
-# The dispatcher hands each worker its connections through that worker'"'"'s
-# notify fd. With eventfds the agent records those writes as wakes; with
-# pipes (no HAVE_EVENTFD) it cannot, and nothing is asserted about them.
-if eventfds >= len(workers):
-    for tid in workers:
-        s = by_tid.get(tid)
-        if s and s.get("wakes_received", 0) <= 0:
-            errors.append("worker tid %d received no wakes" % tid)
-else:
-    print("memcached notifies workers through pipes: wakes_received not checked")
+# The dispatcher (the main thread) hands each worker its connections
+# through that worker'"'"'s notify fd (an eventfd, or a pipe watched by the
+# worker'"'"'s epoll set): each such write is a wake, matched to the worker.
+edges = {}
+for line in open(sys.argv[5]):
+    e = json.loads(line)
+    if e["type"] == "wake" and e["tid"] == pid and e.get("call") in ("eventfd_write", "pipe_write"):
+        edges[e.get("wakee")] = edges.get(e.get("wakee"), 0) + 1
+for tid in workers:
+    if edges.get(tid, 0) <= 0:
+        errors.append("no dispatcher -> worker tid %d wake matched (edges %r)" % (tid, edges))
+    s = by_tid.get(tid)
+    if s and s.get("wakes_received", 0) <= 0:
+        errors.append("worker tid %d received no wakes" % tid)
+print("dispatcher -> worker wake edges: %r (eventfds %d)" % (edges, eventfds))
 if summary.get("dropped") != 0:
     errors.append("%r events dropped" % summary.get("dropped"))
-' "$mc" "$eventfds" "$D9_TMP/threads" "$D9_TMP/summary.json"
+' "$mc" "$eventfds" "$D9_TMP/threads" "$D9_TMP/summary.json" "$D9_TMP/events.json"
 echo "ok"
