@@ -1,28 +1,16 @@
 /* model.c - the merged event store (see model.h). */
 #include "model.h"
+#include "vec.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 256;
-    void *nv = realloc(*v, c * size);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = c;
-    return 0;
-}
 
 static struct d9_thread *thread_of(struct d9_model *m, uint32_t pid, uint32_t tid)
 {
     uint32_t i;
     if (d9_map_get(&m->thr_idx, d9_key2(pid, tid), &i))
         return &m->thr[i];
-    if (grow((void **)&m->thr, &m->thr_cap, m->nthr, sizeof(*m->thr)) < 0 ||
+    if (d9_grow((void **)&m->thr, &m->thr_cap, m->nthr, sizeof(*m->thr)) < 0 ||
         d9_map_put(&m->thr_idx, d9_key2(pid, tid), (uint32_t)m->nthr) < 0)
         return NULL;
     struct d9_thread *t = &m->thr[m->nthr++];
@@ -46,7 +34,7 @@ static void set_name(struct d9_thread *t, const char *name, size_t len, uint64_t
 int d9_model_add_event(void *model, const struct d9_event *ev)
 {
     struct d9_model *m = model;
-    if (grow((void **)&m->ev, &m->ev_cap, m->nev, sizeof(*m->ev)) < 0)
+    if (d9_grow((void **)&m->ev, &m->ev_cap, m->nev, sizeof(*m->ev)) < 0)
         return -1;
     struct d9_event *e = &m->ev[m->nev++];
     *e = *ev;
@@ -65,7 +53,7 @@ int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
 {
     uint32_t i;
     if (!d9_map_get(&m->proc_idx, seg->pid, &i)) {
-        if (grow((void **)&m->proc, &m->proc_cap, m->nproc, sizeof(*m->proc)) < 0 ||
+        if (d9_grow((void **)&m->proc, &m->proc_cap, m->nproc, sizeof(*m->proc)) < 0 ||
             d9_map_put(&m->proc_idx, seg->pid, (uint32_t)m->nproc) < 0)
             return -1;
         struct d9_proc *p = &m->proc[m->nproc++];
