@@ -10,5 +10,7 @@ int d9_cmd_check(char *const *paths, int npaths, int verbose);
 int d9_cmd_events(char *const *paths, int npaths, int json);
 int d9_cmd_summary(char *const *paths, int npaths, int json);
 int d9_cmd_verdict(char *const *paths, int npaths, int json, const struct d9_limits *lim);
+/* export: argv = the options and paths after "export" (exit 2 usage error). */
+int d9_cmd_export(int argc, char **argv);
 
 #endif

@@ -8,6 +8,8 @@
 static const char usage[] =
     "usage: dial9-decode SUBCOMMAND [options] PATH...\n"
     "       dial9-decode verdict [--json] [THRESHOLD OPTIONS] PATH...\n"
+    "       dial9-decode export [--format chrome|perfetto] [-o FILE] [--from NS] [--to NS]\n"
+    "                           [--tid N]... PATH...\n"
     "\n"
     "Reads dial9 segment files. A PATH is a segment file or a directory searched\n"
     "recursively for *.d9 (sealed) and *.d9.open (still being written, or left by a\n"
@@ -48,6 +50,22 @@ static const char usage[] =
     "                      lock_wait      a contended lock wait above --lock-wait-ms\n"
     "                      drops          events dropped in total above --max-drops\n"
     "                      damaged_input  an input damaged, truncated or unreadable\n"
+    "  export PATH...    a timeline for trace viewers: a track per thread (named),\n"
+    "                    grouped by process; slices for parks (named by the call;\n"
+    "                    args timeout_ns, result) and busy periods (\"busy\");\n"
+    "                    instants for slow syscalls, lock waits, drops, preemption\n"
+    "                    and scheduling delay; a flow from each matched wake to\n"
+    "                    the wakee's unpark. Times are ns since the trace start.\n"
+    "                      --format perfetto  Perfetto protobuf (the default; for\n"
+    "                                         ui.perfetto.dev, trace_processor);\n"
+    "                                         needs -o FILE when stdout is a tty\n"
+    "                      --format chrome    Chrome Trace Event JSON (ts, dur in\n"
+    "                                         us; chrome://tracing, speedscope);\n"
+    "                                         warns past 200 MB\n"
+    "                      -o FILE            write to FILE (default stdout)\n"
+    "                      --from NS, --to NS only this window (ns since the trace\n"
+    "                                         start); slices are cut to it\n"
+    "                      --tid N            only thread N (repeatable)\n"
     "\n"
     "Options:\n"
     "  --json            events: JSON Lines, one object per event with ts (ns), pid,\n"
@@ -142,6 +160,14 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage, stdout);
         return 0;
+    }
+    if (!strcmp(cmd, "export")) {
+        for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+            if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+                fputs(usage, stdout);
+                return 0;
+            }
+        return d9_cmd_export(argc - 2, argv + 2);
     }
     int verdict = !strcmp(cmd, "verdict");
     if (strcmp(cmd, "check") && strcmp(cmd, "events") && strcmp(cmd, "summary") && !verdict)

@@ -1,0 +1,204 @@
+#!/bin/bash
+# test_export.sh - `dial9-decode export` of real traces (ground_truth,
+# demo_server) in both formats. Chrome JSON: every thread named, parks and
+# busy periods of a thread never overlap, every flow has one start and one
+# end, timestamps in order per thread, as many park slices as PARK events
+# and instants as slow-path events. Perfetto: decodes with protoc against
+# decoder/perfetto_trace.proto, every thread track named, slices balanced
+# per track, every flow id on exactly two events, timestamps in order per
+# track, the same counts as the Chrome export. --from/--to and --tid reduce
+# the output to what `events --json` has in the window; usage errors exit 2.
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/ground_truth" "$D9_PROGS/demo_server"
+command -v protoc >/dev/null || d9_fail "protoc is not installed (Debian: protobuf-compiler)"
+PROTO_DIR=$D9_ROOT/decoder
+
+# Checks both exports of one trace; extra args (a window, tids) go to export.
+# check_exports NAME PATH [FROM TO] [TID]
+check_exports() {
+    local name=$1 path=$2 from=${3:-} to=${4:-} tid=${5:-} args=()
+    [ -n "$from" ] && args+=(--from "$from" --to "$to")
+    [ -n "$tid" ] && args+=(--tid "$tid")
+    local c=$D9_TMP/$name.json p=$D9_TMP/$name.pftrace
+    d9_decode_to "$c" export --format chrome "${args[@]}" "$path"
+    "$D9_DECODER" export --format perfetto -o "$p" "${args[@]}" "$path" ||
+        d9_fail "export --format perfetto ${args[*]} failed"
+    protoc --decode=perfetto.protos.Trace -I "$PROTO_DIR" "$PROTO_DIR/perfetto_trace.proto" <"$p" >"$p.txt" ||
+        d9_fail "protoc cannot decode the perfetto export of $name"
+    d9_py '
+from collections import defaultdict, Counter
+chrome = json.load(open(sys.argv[1]))["traceEvents"]
+events = jsonl(sys.argv[3])
+summary = json.load(open(sys.argv[4]))
+win = (int(sys.argv[5]), int(sys.argv[6])) if sys.argv[5] else None
+tids = {int(sys.argv[7])} if sys.argv[7] else {t["tid"] for t in summary["threads"]}
+names = {t["tid"]: t["name"] for t in summary["threads"]}
+t0 = min(e["ts"] for e in events)
+INSTANTS = {"slow_syscall", "lock_wait", "drop", "preempt", "sched_delay"}
+def ns(us):
+    return round(us * 1000)
+def inwin(e, strict_from=False):
+    r = e["ts"] - t0
+    if win and (r < win[0] or r > win[1] or (strict_from and r == win[0])):
+        return False
+    return e["tid"] in tids
+
+# --- Chrome ---
+tn = {e["tid"]: e["args"]["name"] for e in chrome if e["ph"] == "M" and e["name"] == "thread_name"}
+expect("threads with a thread_name", set(tn), tids)
+for tid in tids:
+    if names.get(tid):
+        expect("thread_name of %d" % tid, tn.get(tid), names[tid])
+xs, last_x, last_other = defaultdict(list), {}, {}
+flows = defaultdict(list)
+for e in chrome:
+    ph = e["ph"]
+    if ph == "M":
+        continue
+    if e["tid"] not in tids:
+        errors.append("event of a thread not asked for: %r" % e)
+    t = ns(e["ts"])
+    if win and not (win[0] <= t <= win[1]):
+        errors.append("event outside the window: %r" % e)
+    if ph == "X":
+        if e["dur"] < 0:
+            errors.append("negative dur: %r" % e)
+        if t < last_x.get(e["tid"], 0):
+            errors.append("X ts goes back on tid %d" % e["tid"])
+        last_x[e["tid"]] = t
+        xs[e["tid"]].append((t, t + ns(e["dur"]), e["cat"]))
+    else:
+        if t < last_other.get(e["tid"], 0):
+            errors.append("%s ts goes back on tid %d" % (ph, e["tid"]))
+        last_other[e["tid"]] = t
+    if ph in "sf":
+        flows[e["id"]].append((ph, t))
+for tid, v in xs.items():
+    for a, b in zip(v, v[1:]):
+        if b[0] < a[1]:
+            errors.append("slices overlap on tid %d: %r %r" % (tid, a, b))
+for fid, v in flows.items():
+    if sorted(p for p, _ in v) != ["f", "s"]:
+        errors.append("flow %d has ends %r" % (fid, v))
+    elif dict(v)["s"] > dict(v)["f"]:
+        errors.append("flow %d ends before it starts" % fid)
+parks = [e for e in chrome if e["ph"] == "X" and e["cat"] == "park"]
+busy = [e for e in chrome if e["ph"] == "X" and e["cat"] == "busy"]
+inst = [e for e in chrome if e["ph"] == "i"]
+if win:  # slices cut at the window start are not counted: their PARK is before it
+    got = len([e for e in parks if ns(e["ts"]) > win[0]])
+else:
+    got = len(parks)
+expect("park slices", got, len([e for e in events if e["type"] == "park" and inwin(e, True)]))
+expect("instants", len(inst), len([e for e in events if e["type"] in INSTANTS and inwin(e)]))
+if not win and sys.argv[7] == "":
+    matched = len([e for e in events if e["type"] == "wake" and e["wakee"] is not None])
+    expect("flows >= matched wakes (a broadcast has several)", len(flows) >= matched > 0, True)
+if not parks or not busy:
+    errors.append("no park or no busy slice in the chrome export")
+
+# --- Perfetto: protoc text format into nested dicts ---
+def parse(lines):
+    stack = [defaultdict(list)]
+    for line in lines:
+        line = line.strip()
+        if line.endswith("{"):
+            d = defaultdict(list)
+            stack[-1][line[:-1].strip()].append(d)
+            stack.append(d)
+        elif line == "}":
+            stack.pop()
+        elif line:
+            k, v = line.split(":", 1)
+            v = v.strip()
+            stack[-1][k].append(json.loads(v) if v.startswith("\"") else v)
+    return stack[0]
+packets = parse(open(sys.argv[2]))["packet"]
+first = packets[0] if packets else {}
+expect("first packet clears incremental state", first.get("sequence_flags"), ["1"])
+tracks = {}
+for p in packets:
+    if p.get("trusted_packet_sequence_id") != ["1"]:
+        errors.append("packet without trusted_packet_sequence_id 1")
+    for td in p.get("track_descriptor", []):
+        for th in td.get("thread", []):
+            tracks[td["uuid"][0]] = (int(th["tid"][0]), (th.get("thread_name") or [""])[0])
+expect("thread tracks", {t for t, _ in tracks.values()}, tids)
+for tid, nm in tracks.values():
+    if names.get(tid):
+        expect("thread_name of track %d" % tid, nm, names[tid])
+depth, last, fl = Counter(), {}, Counter()
+cnt = Counter()
+for p in packets:
+    for te in p.get("track_event", []):
+        u = te["track_uuid"][0]
+        if u not in tracks:
+            errors.append("event on an undeclared track %s" % u)
+        ts = int(p["timestamp"][0])
+        if ts < last.get(u, 0):
+            errors.append("timestamps go back on track %s" % u)
+        last[u] = ts
+        ty = te["type"][0]
+        if ty == "TYPE_SLICE_BEGIN":
+            depth[u] += 1
+            cnt["park" if te["name"][0] != "busy" else "busy"] += 1
+        elif ty == "TYPE_SLICE_END":
+            depth[u] -= 1
+            if depth[u] < 0:
+                errors.append("END without BEGIN on track %s" % u)
+        elif te.get("flow_ids") or te.get("terminating_flow_ids"):
+            for f in te.get("flow_ids", []) + te.get("terminating_flow_ids", []):
+                fl[f] += 1
+        else:
+            cnt["instant"] += 1
+for u, d in depth.items():
+    if d:
+        errors.append("%d slices left open on track %s" % (d, u))
+for f, n in fl.items():
+    if n != 2:
+        errors.append("flow id %s on %d events" % (f, n))
+expect("perfetto park slices", cnt["park"], len(parks))
+expect("perfetto busy slices", cnt["busy"], len(busy))
+expect("perfetto instants", cnt["instant"], len(inst))
+expect("perfetto flows", len(fl), len(flows))
+print("# %s: %d park, %d busy slices, %d instants, %d flows" % (sys.argv[8], len(parks), len(busy), len(inst), len(flows)))
+' "$c" "$p.txt" "$D9_TMP/$name.events.jsonl" "$D9_TMP/$name.summary.json" "$from" "$to" "$tid" "$name${args[*]:+ ${args[*]}}"
+}
+
+# check_trace NAME PATH: the whole trace, a window, one thread.
+check_trace() {
+    local name=$1 path=$2
+    d9_decode_to "$D9_TMP/$name.events.jsonl" events --json "$path"
+    d9_decode_to "$D9_TMP/$name.summary.json" summary --json "$path"
+    check_exports "$name" "$path"
+    local span tid
+    span=$(python3 -c 'import json,sys; t=[json.loads(l)["ts"] for l in open(sys.argv[1])]; print(max(t)-min(t))' \
+        "$D9_TMP/$name.events.jsonl")
+    # A window in the middle third (+1: not on an event's ts, most likely).
+    check_exports "$name" "$path" $((span / 3 + 1)) $((2 * span / 3 + 1))
+    # The thread with the most parks.
+    tid=$(d9_json "$D9_TMP/$name.summary.json" 'max(j["threads"], key=lambda t: t["parks"])["tid"]') || exit 1
+    check_exports "$name" "$path" "" "" "$tid"
+}
+
+trace=$D9_TMP/gt
+d9_run_traced "$trace" "$D9_PROGS/ground_truth" >/dev/null 2>"$D9_TMP/gt.err" ||
+    d9_fail "ground_truth failed under the agent: $(cat "$D9_TMP/gt.err")"
+check_trace gt "$trace"
+
+trace=$D9_TMP/demo
+d9_run_traced "$trace" "$D9_PROGS/demo_server" --workers 2 --pool 3 --clients 4 --seconds 1 \
+    >/dev/null 2>"$D9_TMP/demo.err" || d9_fail "demo_server failed under the agent: $(cat "$D9_TMP/demo.err")"
+check_trace demo "$trace"
+
+# Usage errors exit 2.
+for bad in "--format svg" "--from x" "--to -1" "--tid 0" "--tid" "--bogus" "--from 5 --to 1" "-o"; do
+    rc=0
+    # shellcheck disable=SC2086 # split on purpose
+    "$D9_DECODER" export $bad "$trace" >/dev/null 2>&1 || rc=$?
+    [ "$rc" -eq 2 ] || d9_fail "export $bad exited $rc, want 2"
+done
+rc=0
+"$D9_DECODER" export --format chrome >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || d9_fail "export without PATH exited $rc, want 2"
