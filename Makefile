@@ -86,3 +86,43 @@ install: $(AGENT) $(DECODER)
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- Fuzzing (docs/FUZZING.md): libFuzzer target for the decoder's reader,
+# built with clang under ASan+UBSan. `make fuzz` builds the seed corpus when
+# missing (test/fuzz/make-corpus.sh: real segments recorded under the agent)
+# and runs the fuzzer: FUZZ_RUNS executions (0 = no limit) or FUZZ_SECONDS
+# seconds (0 = no limit), FUZZ_JOBS parallel jobs (logs in fuzz-N.log; FUZZ_RUNS
+# then counts per job), FUZZ_ARGS more flags, FUZZ_MAX_LEN the input size limit.
+# New inputs go to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/artifacts.
+FUZZ_CC ?= clang
+FUZZ_DIR ?= $(BUILD)/fuzz
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_reader
+FUZZ_SEEDS ?= $(FUZZ_DIR)/seeds
+FUZZ_RUNS ?= 0
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_ARGS ?=
+FUZZ_MAX_LEN ?= 4096
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+.PHONY: fuzz fuzz-build fuzz-corpus
+fuzz-build: $(FUZZ_BIN)
+
+$(FUZZ_BIN): test/fuzz/fuzz_reader.c $(DECODER_LIB) $(wildcard include/*.h decoder/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g $(BASE_CFLAGS) $(FUZZ_FLAGS) -o $@ test/fuzz/fuzz_reader.c $(DECODER_LIB) -llz4 -lm
+
+$(FUZZ_SEEDS)/.done: test/fuzz/make-corpus.sh
+	@$(MAKE) --no-print-directory $(AGENT) $(PROGS)
+	test/fuzz/make-corpus.sh $(FUZZ_SEEDS)
+	@touch $@
+
+fuzz-corpus: $(FUZZ_SEEDS)/.done
+
+fuzz: $(FUZZ_BIN) $(FUZZ_SEEDS)/.done
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	$(FUZZ_BIN) $(FUZZ_DIR)/corpus $(FUZZ_SEEDS) -dict=test/fuzz/dict -max_len=$(FUZZ_MAX_LEN) -timeout=5 \
+		-rss_limit_mb=2048 -malloc_limit_mb=2048 -runs=$(if $(filter 0,$(FUZZ_RUNS)),-1,$(FUZZ_RUNS)) \
+		-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		$(if $(filter-out 0 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_ARGS)

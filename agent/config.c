@@ -2,11 +2,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-enum kind { K_BOOL, K_SIZE, K_UINT, K_POW2, K_DIR };
+enum kind { K_BOOL, K_SIZE, K_UINT, K_POW2, K_DIR, K_MODE, K_SIGNAL };
 
 struct var {
     const char *name;
@@ -38,7 +39,30 @@ static const struct var vars[] = {
     {"DIAL9_SLOW_SYSCALL_US", K_UINT, F(slow_syscall_us), 1, 60000000, 1000},
     {"DIAL9_LOCK_WAIT_US", K_UINT, F(lock_wait_us), 1, 60000000, 100},
     {"DIAL9_SCHED", K_BOOL, F(sched), 0, 1, 1},
+    {"DIAL9_MODE", K_MODE, F(mode), 0, 1, 0},
+    /* The flight buffer must hold a few full blocks (~257 KiB each). */
+    {"DIAL9_FLIGHT_MAX_BYTES", K_SIZE, F(flight_max_bytes), 1 * MIB, 64 * GIB, 64 * MIB},
+    {"DIAL9_FLIGHT_MIN_AGE_MS", K_UINT, F(flight_min_age_ms), 1, 86400000, 10000},
+    {"DIAL9_DUMP_SIGNAL", K_SIGNAL, F(dump_signal), 0, 64, SIGUSR2},
+    {"DIAL9_DUMP_MIN_INTERVAL_MS", K_UINT, F(dump_min_interval_ms), 0, 86400000, 10000},
+    {"DIAL9_TRIGGER_SLOW_SYSCALL_MS", K_UINT, F(trigger_slow_syscall_ms), 0, 3600000, 0},
+    {"DIAL9_TRIGGER_BUSY_MS", K_UINT, F(trigger_busy_ms), 0, 3600000, 0},
+    {"DIAL9_TRIGGER_WAKE_MS", K_UINT, F(trigger_wake_ms), 0, 3600000, 0},
+    {"DIAL9_CRASH_DUMP", K_BOOL, F(crash_dump), 0, 1, 1},
 };
+
+/* Signals DIAL9_DUMP_SIGNAL may name besides a number. */
+static const struct {
+    const char *name;
+    int sig;
+} signames[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"PWR", SIGPWR}, {"URG", SIGURG}};
+
+/* Signals a dump trigger cannot use: uncatchable, or the crash handler's. */
+static int signal_reserved(uint64_t sig)
+{
+    return sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+           sig == SIGFPE || sig == SIGABRT;
+}
 
 /* Parses decimal digits with an optional K/M/G (x1024^n) suffix when
  * suffix_ok. Returns NULL on success, else the reason. */
@@ -80,7 +104,7 @@ static void store(struct d9_config *c, const struct var *v, uint64_t x)
     char *m = (char *)c + v->off;
     if (v->kind == K_SIZE)
         *(uint64_t *)m = x;
-    else if (v->kind == K_BOOL)
+    else if (v->kind == K_BOOL || v->kind == K_MODE)
         *(int *)m = (int)x;
     else
         *(uint32_t *)m = (uint32_t)x;
@@ -97,6 +121,23 @@ static const char *apply(struct d9_config *c, const struct var *v, const char *s
             return "path too long";
         memcpy(c->dir, s, n + 1);
         return NULL;
+    }
+    if (v->kind == K_MODE) {
+        if (strcmp(s, "continuous") == 0)
+            store(c, v, D9_MODE_CONTINUOUS);
+        else if (strcmp(s, "flight") == 0)
+            store(c, v, D9_MODE_FLIGHT);
+        else
+            return "must be continuous or flight";
+        return NULL;
+    }
+    if (v->kind == K_SIGNAL) {
+        const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+        for (size_t i = 0; i < sizeof(signames) / sizeof(signames[0]); i++)
+            if (strcmp(name, signames[i].name) == 0) {
+                store(c, v, (uint64_t)signames[i].sig);
+                return NULL;
+            }
     }
     if (v->kind == K_BOOL) {
         if ((s[0] != '0' && s[0] != '1') || s[1])
@@ -115,6 +156,8 @@ static const char *apply(struct d9_config *c, const struct var *v, const char *s
     }
     if (v->kind == K_POW2 && (x & (x - 1)))
         return "not a power of two";
+    if (v->kind == K_SIGNAL && signal_reserved(x))
+        return "signal cannot be caught or is a crash signal";
     store(c, v, x);
     return NULL;
 }
@@ -138,6 +181,8 @@ int d9_config_load(struct d9_config *c, uid_t uid, d9_getenv_fn get, d9_config_e
         bad++;
         if (v->kind == K_DIR)
             snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %.128s", v->name, s, r, c->dir);
+        else if (v->kind == K_MODE)
+            snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default continuous", v->name, s, r);
         else
             snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %llu", v->name, s, r,
                      (unsigned long long)v->def);

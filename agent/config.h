@@ -22,7 +22,19 @@ struct d9_config {
     uint32_t slow_syscall_us; /* DIAL9_SLOW_SYSCALL_US, microseconds, default 1000: record calls at least this long */
     uint32_t lock_wait_us;    /* DIAL9_LOCK_WAIT_US, microseconds, default 100: record contended lock waits at least this long */
     int sched;                /* DIAL9_SCHED: 0 or 1, default 1: scheduling delay and preemptions (perf, schedstat) */
+    /* Flight recorder and dumps (docs/FLIGHT.md). */
+    int mode;                    /* DIAL9_MODE: continuous (D9_MODE_CONTINUOUS, default) or flight */
+    uint64_t flight_max_bytes;   /* DIAL9_FLIGHT_MAX_BYTES, bytes of compressed blocks kept, default 64 MiB */
+    uint32_t flight_min_age_ms;  /* DIAL9_FLIGHT_MIN_AGE_MS, milliseconds of history kept, default 10000 */
+    uint32_t dump_signal;        /* DIAL9_DUMP_SIGNAL, signal number (or USR1, USR2...), 0 = none, default SIGUSR2 */
+    uint32_t dump_min_interval_ms; /* DIAL9_DUMP_MIN_INTERVAL_MS, milliseconds between dumps, default 10000 */
+    uint32_t trigger_slow_syscall_ms; /* DIAL9_TRIGGER_SLOW_SYSCALL_MS, milliseconds, 0 = off (default) */
+    uint32_t trigger_busy_ms;    /* DIAL9_TRIGGER_BUSY_MS, milliseconds, 0 = off (default) */
+    uint32_t trigger_wake_ms;    /* DIAL9_TRIGGER_WAKE_MS, milliseconds, 0 = off (default) */
+    int crash_dump;              /* DIAL9_CRASH_DUMP: 0 or 1, default 1: write buffered events on a fatal signal */
 };
+
+enum { D9_MODE_CONTINUOUS = 0, D9_MODE_FLIGHT = 1 };
 
 /* Returns the value of variable name, or NULL when unset. */
 typedef const char *(*d9_getenv_fn)(void *ctx, const char *name);

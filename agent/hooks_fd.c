@@ -6,6 +6,10 @@
  * straight through. epoll_ctl on an eventfd or a pipe read end is recorded
  * so the decoder can tie the fd to the epoll set a thread parks on.
  * Creating, duplicating and closing calls are also timed as slow syscalls.
+ * Closing one of the agent's own fds (close, close_range, closefrom, dup2
+ * or dup3 onto it) is told to the segment layer first, which stops using
+ * that number. In a vfork child (lifecycle.h) the table is not touched: it
+ * is the parent's, and the child's fds are its own copy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +18,46 @@
 #include <unistd.h>
 
 #include "fdtable.h"
+#include "lifecycle.h"
 #include "real.h"
+#include "segment.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+
+/* The fd table, except from a vfork child. */
+static inline void tbl_set(int fd, unsigned kind)
+{
+    if (D9_LIKELY(!d9_in_vfork))
+        d9_fd_set(fd, kind);
+}
+
+static inline void tbl_copy(int fd, int old)
+{
+    if (D9_LIKELY(!d9_in_vfork))
+        d9_fd_copy(fd, old);
+}
+
+/* fd is about to be closed by the host: forget its kind; tell the segment
+ * layer (not for the agent's own closes: d9_busy). */
+static inline void closing(int fd)
+{
+    if (D9_UNLIKELY(d9_in_vfork))
+        return;
+    d9_fd_forget(fd);
+    if (D9_LIKELY(!d9_busy))
+        d9_seg_fd_closing(fd);
+}
+
+static void closing_range(unsigned first, unsigned last)
+{
+    if (d9_in_vfork || first > last)
+        return;
+    d9_fd_clear_range(first, last);
+    if (!d9_busy)
+        d9_seg_fds_closing(first, last);
+}
 
 /* ---- fds made by a timed call ------------------------------------------ */
 
@@ -29,7 +68,7 @@
     uint64_t t0_ = d9_slow_start();                                            \
     int ret_ = real_call;                                                      \
     if (ret_ >= 0)                                                             \
-        d9_fd_set(ret_, (kind));                                               \
+        tbl_set(ret_, (kind));                                                 \
     d9_slow_end(t0_, (call), (fd_arg) >= 0 ? (fd_arg) : ret_,                  \
                 ((fd_arg) >= 0 || ret_ >= 0 ? (kind) : D9_FD_UNKNOWN) | D9_SLOW_FINAL); \
     return ret_
@@ -117,8 +156,8 @@ D9_EXPORT int socketpair(int domain, int type, int proto, int sv[2])
     D9_REAL_OR_FAIL(real_, socketpair, -1);
     int ret = real_(domain, type, proto, sv);
     if (ret == 0) {
-        d9_fd_set(sv[0], D9_FD_SOCKET);
-        d9_fd_set(sv[1], D9_FD_SOCKET);
+        tbl_set(sv[0], D9_FD_SOCKET);
+        tbl_set(sv[1], D9_FD_SOCKET);
     }
     return ret;
 }
@@ -127,7 +166,7 @@ D9_EXPORT int pipe(int fds[2])
 {
     D9_REAL_OR_FAIL(real_, pipe, -1);
     int ret = real_(fds);
-    if (ret == 0)
+    if (ret == 0 && !d9_in_vfork)
         d9_fd_set_pipe(fds[0], fds[1]);
     return ret;
 }
@@ -136,7 +175,7 @@ D9_EXPORT int pipe2(int fds[2], int flags)
 {
     D9_REAL_OR_FAIL(real_, pipe2, -1);
     int ret = real_(fds, flags);
-    if (ret == 0)
+    if (ret == 0 && !d9_in_vfork)
         d9_fd_set_pipe(fds[0], fds[1]);
     return ret;
 }
@@ -146,7 +185,7 @@ D9_EXPORT int pipe2(int fds[2], int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     int fd_ = real_ arg;                                                       \
     if (fd_ >= 0)                                                              \
-        d9_fd_set(fd_, (kind));                                                \
+        tbl_set(fd_, (kind));                                                  \
     return fd_
 
 D9_EXPORT int eventfd(unsigned int initval, int flags)
@@ -168,30 +207,32 @@ D9_EXPORT int epoll_create1(int flags)
 
 /* ret = expr, a copy of old on fd number ret; timed as call. The kind is
  * read before the call: after it, old may be closed by another thread. */
-#define D9_DUP_BODY(name, call, old, args, copy_cond)                          \
+#define D9_DUP_BODY(name, call, old, new, args, copy_cond)                     \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     unsigned kind_ = d9_fd_kind(old);                                          \
+    if ((new) >= 0 && (copy_cond))                                             \
+        closing(new); /* replaced: closed by the kernel */                    \
     uint64_t t0_ = d9_slow_start();                                            \
     int ret_ = real_ args;                                                     \
     if (ret_ >= 0 && (copy_cond))                                              \
-        d9_fd_copy(ret_, old);                                                 \
+        tbl_copy(ret_, old);                                                   \
     d9_slow_end(t0_, call, old, kind_);                                        \
     return ret_
 
 D9_EXPORT int dup(int old)
 {
-    D9_DUP_BODY(dup, D9_CALL_DUP, old, (old), 1);
+    D9_DUP_BODY(dup, D9_CALL_DUP, old, -1, (old), 1);
 }
 
 /* dup2(fd, fd) is a no-op that returns fd. */
 D9_EXPORT int dup2(int old, int new)
 {
-    D9_DUP_BODY(dup2, D9_CALL_DUP2, old, (old, new), old != new);
+    D9_DUP_BODY(dup2, D9_CALL_DUP2, old, new, (old, new), old != new);
 }
 
 D9_EXPORT int dup3(int old, int new, int flags)
 {
-    D9_DUP_BODY(dup3, D9_CALL_DUP3, old, (old, new, flags), 1);
+    D9_DUP_BODY(dup3, D9_CALL_DUP3, old, new, (old, new, flags), 1);
 }
 
 /* fcntl's third argument is an int or a pointer depending on cmd; glibc
@@ -199,7 +240,7 @@ D9_EXPORT int dup3(int old, int new, int flags)
 static inline int fcntl_dup_done(int ret, int fd, int cmd)
 {
     if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-        d9_fd_copy(ret, fd);
+        tbl_copy(ret, fd);
     return ret;
 }
 
@@ -230,7 +271,7 @@ D9_EXPORT int close(int fd)
 {
     D9_REAL_OR_FAIL(real_, close, -1);
     unsigned kind = d9_fd_kind(fd);
-    d9_fd_forget(fd);
+    closing(fd);
     uint64_t t0 = d9_slow_start();
     int ret = real_(fd);
     d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
@@ -240,10 +281,19 @@ D9_EXPORT int close(int fd)
 D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
     D9_REAL_OR_FAIL(real_, close_range, -1);
-    int ret = real_(first, last, flags);
-    if (ret == 0 && !(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
-        d9_fd_clear_range(first, last);
-    return ret;
+    if (!(flags & CLOSE_RANGE_CLOEXEC))
+        closing_range(first, last); /* before: the numbers are free after */
+    return real_(first, last, flags);
+}
+
+D9_EXPORT void closefrom(int first)
+{
+    __typeof__(d9_real.closefrom) real_ = D9_REAL(closefrom);
+    if (first < 0)
+        first = 0;
+    closing_range((unsigned)first, ~0u);
+    if (real_)
+        real_(first);
 }
 
 /* ---- wakes through fds ------------------------------------------------- */

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "crash.h"
+#include "dump.h"
+#include "flight.h"
 #include "log.h"
 #include "segment.h"
 
@@ -27,13 +30,22 @@ __attribute__((constructor)) static void d9_init(void)
         goto out;
     if (d9_registry_init(d9_cfg.max_threads, d9_cfg.buffer_events) < 0 || d9_seg_init(&d9_cfg) < 0)
         goto out;
+    if (d9_cfg.mode == D9_MODE_FLIGHT && d9_flight_init(d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms) < 0)
+        goto out;
+    if (d9_dump_init(&d9_cfg) < 0)
+        goto out;
     int rc = pthread_atfork(NULL, NULL, fork_child);
     if (rc)
         d9_log("pthread_atfork failed: forked children are not recorded");
     if (d9_writer_start() < 0)
         goto out;
     atomic_store(&d9_recording, 1);
-    d9_log_info("recording to %s", d9_seg_dir_path());
+    d9_crash_init(&d9_cfg); /* after the writer: a crash before it has nothing to write */
+    if (d9_cfg.mode == D9_MODE_FLIGHT)
+        d9_log_info("flight recorder on (%llu bytes, %u ms); dumps go to %s",
+                    (unsigned long long)d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms, d9_seg_dir_path());
+    else
+        d9_log_info("recording to %s", d9_seg_dir_path());
 out:
     d9_busy--;
 }

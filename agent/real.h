@@ -108,7 +108,13 @@
     X(int, pthread_create, (pthread_t *, const pthread_attr_t *,               \
                             void *(*)(void *), void *), NULL)                  \
     X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
-    X(int, prctl, (int, ...), NULL)
+    X(int, prctl, (int, ...), NULL)                                            \
+    X(void, closefrom, (int), NULL)                                            \
+    X(int, execve, (const char *, char *const *, char *const *), NULL)         \
+    X(int, execv, (const char *, char *const *), NULL)                         \
+    X(int, execvp, (const char *, char *const *), NULL)                        \
+    X(int, execvpe, (const char *, char *const *, char *const *), NULL)        \
+    X(int, fexecve, (int, char *const *, char *const *), NULL)
 
 #define D9_REAL_FIELD(ret, name, params, ver) ret(*name) params;
 struct d9_real {

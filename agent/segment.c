@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,48 +22,108 @@
 #define D9_NAME_MAX 64      /* segment / directory entry names */
 
 static const struct d9_config *cfg;
-static int base_fd = -1, proc_fd = -1, seg_fd = -1;
-static char proc_path[D9_DIR_MAX + D9_NAME_MAX + 32];
+/* The agent's own fds, read by the close interposers of any thread. */
+enum { FD_BASE, FD_PROC, FD_SEG, FD_N };
+static _Atomic int own[FD_N] = {-1, -1, -1};
+static _Atomic unsigned lost;      /* bit i: the host closed own[i] */
+static _Atomic uint32_t section;   /* odd while the writer uses its fds (futex word) */
+static _Atomic int waiters;       /* closers in wait_section */
+static _Atomic int exec_pending;
+static char base_path[PATH_MAX + D9_DIR_MAX]; /* DIAL9_DIR made absolute (daemons chdir) */
+static char proc_name[D9_NAME_MAX];           /* <exe>.<pid>[.N] once created */
+static dev_t base_dev, proc_dev, seg_dev;
+static ino_t base_ino, proc_ino, seg_ino;
+static char proc_path[sizeof(base_path) + D9_NAME_MAX];
 static char exe[PATH_MAX], host[65];
 static const char *exe_base = "unknown";
 static char cmdline[D9_CMDLINE_MAX];
 static size_t cmdline_len;
 static uint32_t pid, seq, oldest_seq;
 static uint64_t seg_size, seg_opened, sealed_total;
-static int failed;
+static int failed;             /* for good */
+static uint64_t retry_at;      /* suspended after a fault until then (0: not) */
 /* Header scratch, mapped once for max_threads entries. */
 static uint32_t *hdr_tids;
 static char (*hdr_names)[16];
 static uint8_t *hdr_buf;
 static size_t hdr_cap;
 
-static int mkdir_p(const char *dir)
+static int fd_of(int i) { return atomic_load_explicit(&own[i], memory_order_relaxed); }
+static void set_fd(int i, int fd) { atomic_store(&own[i], fd); }
+
+/* Closes own fd i (ours: the host did not close it). */
+static void drop_fd(int i)
 {
-    char p[D9_DIR_MAX];
-    size_t n = strlen(dir);
-    memcpy(p, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] != '/' && p[i] != 0)
-            continue;
-        char c = p[i];
-        p[i] = 0;
-        if (mkdir(p, 0700) < 0 && errno != EEXIST)
-            return -1;
-        p[i] = c;
-    }
-    return 0;
+    int fd = fd_of(i);
+    set_fd(i, -1); /* first: a racing closer no longer matches it */
+    if (fd >= 0)
+        close(fd);
 }
 
-/* The base directory must not be someone else's: owned by us, or by root
- * and not writable by others unless sticky (like /tmp). */
-static int dir_is_safe(int fd)
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return 0;
-    if (st.st_uid == geteuid())
-        return 1;
-    return st.st_uid == 0 && (!(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX));
+    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/* ---- Fds closed by the host -------------------------------------------- */
+
+/* A closer marks the fd lost and then waits for an open section to end;
+ * a section starts by making `section` odd and then reading `lost`. Both
+ * sides are seq_cst: either the writer sees the mark, or the closer sees
+ * the section and waits for it, so the writer never uses a number the host
+ * has closed (and may have reused). */
+static void wait_section(void)
+{
+    uint32_t s = atomic_load(&section);
+    struct timespec tick = {0, 10000000};
+    while ((s & 1) && atomic_load(&section) == s)
+        futex(&section, FUTEX_WAIT_PRIVATE, s, &tick);
+}
+
+static void closing(unsigned first, unsigned last)
+{
+    unsigned hit = 0;
+    for (int i = 0; i < FD_N; i++) {
+        int fd = fd_of(i);
+        if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
+            hit |= 1u << i;
+    }
+    if (!hit)
+        return;
+    atomic_fetch_or(&lost, hit);
+    atomic_fetch_add(&waiters, 1);
+    wait_section();
+    atomic_fetch_sub(&waiters, 1);
+}
+
+void d9_seg_fd_closing(int fd)
+{
+    if (fd >= 0)
+        closing((unsigned)fd, (unsigned)fd);
+}
+
+void d9_seg_fds_closing(unsigned first, unsigned last) { closing(first, last); }
+
+static void seal_lost(void);
+static void verify_fds(void);
+
+static void enter(void)
+{
+    atomic_fetch_add(&section, 1);
+    unsigned l = atomic_exchange(&lost, 0);
+    for (int i = 0; i < FD_N; i++)
+        if (l & (1u << i))
+            set_fd(i, -1); /* gone: never close or use that number again */
+    if (l & (1u << FD_SEG))
+        seal_lost();
+    verify_fds();
+}
+
+static void leave(void)
+{
+    atomic_fetch_add(&section, 1);
+    if (atomic_load(&waiters)) /* a missed wake costs a waiter one 10 ms tick */
+        futex(&section, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 static void read_process_info(void)
@@ -88,31 +150,145 @@ static void read_process_info(void)
 static void set_pid(void)
 {
     pid = (uint32_t)getpid();
-    snprintf(proc_path, sizeof(proc_path), "%s/%.40s.%u", cfg->dir, exe_base, pid);
+    proc_name[0] = 0;
+    snprintf(proc_path, sizeof(proc_path), "%s/%.40s.%u", base_path, exe_base, pid);
 }
 
-/* Creates <exe>.<pid> under the base dir (.<pid>.N if a stale one exists).
- * Called for the first segment, so processes that record nothing (shell
- * wrappers, fork+exec children) leave no empty directory. */
-static int make_proc_dir(void)
+static int mkdir_p(const char *dir)
 {
-    char name[D9_NAME_MAX];
-    for (int i = 1; i < 100; i++) {
-        if (i == 1)
-            snprintf(name, sizeof(name), "%.40s.%u", exe_base, pid);
-        else
-            snprintf(name, sizeof(name), "%.40s.%u.%d", exe_base, pid, i);
-        if (mkdirat(base_fd, name, 0700) == 0 || errno != EEXIST)
-            break;
-    }
-    snprintf(proc_path, sizeof(proc_path), "%s/%s", cfg->dir, name);
-    proc_fd = openat(base_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (proc_fd < 0) {
-        d9_log("cannot create %s: %s; not recording", proc_path, strerror(errno));
-        failed = 1;
-        return -1;
+    char p[sizeof(base_path)];
+    size_t n = strlen(dir);
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0)
+            continue;
+        char c = p[i];
+        p[i] = 0;
+        if (mkdir(p, 0700) < 0 && errno != EEXIST)
+            return -1;
+        p[i] = c;
     }
     return 0;
+}
+
+/* The base directory must not be someone else's: owned by us, or by root
+ * and not writable by others unless sticky (like /tmp). */
+static int dir_is_safe(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return 0;
+    if (st.st_uid == geteuid())
+        return 1;
+    return st.st_uid == 0 && (!(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX));
+}
+
+/* ---- Faults ------------------------------------------------------------ */
+
+static int stop(const char *fmt, const char *arg)
+{
+    d9_log(fmt, arg);
+    failed = 1;
+    drop_fd(FD_SEG);
+    return -1;
+}
+
+/* A fault that may pass: log it once per outage and drop events until
+ * the next attempt. errno says why. */
+static int suspend(const char *what, const char *where)
+{
+    if (!retry_at)
+        d9_log("%s %s: %s; dropping events (counted) and retrying every %d ms", what, where, strerror(errno),
+               D9_SEG_RETRY_MS);
+    retry_at = d9_now() + (uint64_t)D9_SEG_RETRY_MS * 1000000u;
+    drop_fd(FD_SEG);
+    return 0;
+}
+
+static void resumed(void)
+{
+    if (!retry_at)
+        return;
+    retry_at = 0;
+    d9_log("writing to %s again", proc_path);
+}
+
+int d9_seg_failed(void)
+{
+    if (failed)
+        return 1;
+    if (retry_at && d9_now() < retry_at)
+        return 1;
+    return 0;
+}
+
+/* ---- Directories ------------------------------------------------------- */
+
+static int open_base(void)
+{
+    if (fd_of(FD_BASE) >= 0)
+        return 0;
+    int fd;
+    if (mkdir_p(base_path) < 0 || (fd = open(base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return -1;
+    set_fd(FD_BASE, fd);
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        base_dev = st.st_dev;
+        base_ino = st.st_ino;
+    }
+    if (!dir_is_safe(fd))
+        return stop("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", cfg->dir);
+    return 0;
+}
+
+/* Opens the process directory: the one made earlier (by name: its fd was
+ * closed by the host or it was removed), else a new <exe>.<pid> (.<pid>.N
+ * when taken: a stale one, or the image before an exec). Created with the
+ * first segment, so processes that record nothing leave no empty directory. */
+static int open_proc(void)
+{
+    if (fd_of(FD_PROC) >= 0)
+        return 0;
+    if (open_base() < 0)
+        return -1;
+    int base = fd_of(FD_BASE), made = 0;
+    if (!proc_name[0]) {
+        for (int i = 1; i < 100 && !made; i++) {
+            if (i == 1)
+                snprintf(proc_name, sizeof(proc_name), "%.40s.%u", exe_base, pid);
+            else
+                snprintf(proc_name, sizeof(proc_name), "%.40s.%u.%d", exe_base, pid, i);
+            made = mkdirat(base, proc_name, 0700) == 0;
+            if (!made && errno != EEXIST)
+                return -1;
+        }
+    } else if (mkdirat(base, proc_name, 0700) == 0) {
+        made = 1; /* removed while running: recreated */
+    } else if (errno != EEXIST) {
+        return -1;
+    }
+    snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
+    int fd = openat(base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    set_fd(FD_PROC, fd);
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -1;
+    if (!made && (st.st_dev != proc_dev || st.st_ino != proc_ino))
+        return stop("%s was replaced by another directory; recording stopped", proc_path);
+    proc_dev = st.st_dev;
+    proc_ino = st.st_ino;
+    return 0;
+}
+
+/* Directories removed while running: forget them, open or recreate them. */
+static int reopen_dirs(void)
+{
+    drop_fd(FD_PROC);
+    drop_fd(FD_BASE);
+    return open_proc();
 }
 
 int d9_seg_init(const struct d9_config *c)
@@ -128,13 +304,15 @@ int d9_seg_init(const struct d9_config *c)
     hdr_buf = m;
     hdr_tids = (uint32_t *)(hdr_buf + hdr_cap);
     hdr_names = (char (*)[16])(hdr_tids + c->max_threads);
-    if (mkdir_p(c->dir) < 0 ||
-        (base_fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", c->dir, strerror(errno));
-        return -1;
-    }
-    if (!dir_is_safe(base_fd)) {
-        d9_log("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", c->dir);
+    char cwd[PATH_MAX];
+    if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        snprintf(base_path, sizeof(base_path), "%s", c->dir);
+    else
+        snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
+    if (open_base() < 0) {
+        if (!failed)
+            d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", c->dir, strerror(errno));
+        drop_fd(FD_BASE);
         return -1;
     }
     read_process_info();
@@ -143,10 +321,10 @@ int d9_seg_init(const struct d9_config *c)
 }
 
 const char *d9_seg_dir_path(void) { return proc_path; }
-int d9_seg_failed(void) { return failed; }
-int d9_seg_is_open(void) { return seg_fd >= 0; }
+int d9_seg_is_open(void) { return fd_of(FD_SEG) >= 0; }
 uint64_t d9_seg_size(void) { return seg_size; }
-uint64_t d9_seg_opened_ns(void) { return seg_opened; }
+uint64_t d9_seg_opened_ns(void) { return atomic_load(&exec_pending) ? 0 : seg_opened; }
+void d9_seg_exec_pending(int on) { atomic_store(&exec_pending, on); }
 
 static void seg_name(char *out, size_t cap, uint32_t n, int open)
 {
@@ -171,25 +349,57 @@ static void read_anchor(uint64_t *real, uint64_t *mono)
     }
 }
 
-static int fail(const char *what, const char *file)
+/* ---- Segments ---------------------------------------------------------- */
+
+static int write_all(const void *buf, size_t len);
+static void seal(void);
+
+/* Creates the next segment file. A name that exists is not ours (a planted
+ * file or link: O_EXCL|O_NOFOLLOW never writes through it): skip it. */
+static int create_seg(void)
 {
-    d9_log("%s %s/%s: %s; recording stopped", what, proc_path, file, strerror(errno));
-    failed = 1;
-    if (seg_fd >= 0)
-        close(seg_fd);
-    seg_fd = -1;
+    char name[D9_NAME_MAX];
+    for (int tries = 0; tries < 100; tries++) {
+        seg_name(name, sizeof(name), seq, 1);
+        int fd = openat(fd_of(FD_PROC), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+            set_fd(FD_SEG, fd);
+            seg_dev = st.st_dev;
+            seg_ino = st.st_ino;
+            return 0;
+        }
+        if (fd >= 0) {
+            close(fd);
+            return -1;
+        }
+        if (errno != EEXIST)
+            return -1;
+        d9_log("%s/%s exists and is not ours; skipped", proc_path, name);
+        seq++;
+    }
+    errno = EEXIST;
     return -1;
 }
 
-int d9_seg_open(void)
+static int seg_open(void)
 {
-    if (failed || (proc_fd < 0 && make_proc_dir() < 0))
+    if (failed)
         return -1;
-    char name[D9_NAME_MAX];
-    seg_name(name, sizeof(name), seq, 1);
-    seg_fd = openat(proc_fd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (seg_fd < 0)
-        return fail("cannot create", name);
+    if (fd_of(FD_SEG) >= 0)
+        return 0;
+    if (d9_seg_failed())
+        return 0; /* suspended: d9_seg_write drops the block */
+    if (open_proc() < 0 || create_seg() < 0) {
+        if (failed)
+            return -1;
+        if (errno == ENOENT && reopen_dirs() == 0 && create_seg() == 0)
+            goto created; /* the directory was removed: recreated */
+        if (failed)
+            return -1;
+        return suspend("cannot create a segment in", proc_path);
+    }
+created:;
     struct d9_header_info h = {
         .pid = pid, .seq = seq, .exe = exe, .hostname = host, .clock = "monotonic",
         .agent_version = D9_AGENT_VERSION, .cmdline = cmdline, .cmdline_len = cmdline_len,
@@ -207,43 +417,81 @@ int d9_seg_open(void)
     seg_size = 0;
     seg_opened = d9_now();
     if (len == 0) {
-        errno = ENOBUFS;
-        return fail("header does not fit for", name);
+        char name[D9_NAME_MAX];
+        seg_name(name, sizeof(name), seq, 1);
+        unlinkat(fd_of(FD_PROC), name, 0);
+        return stop("the segment header does not fit for %s; recording stopped", proc_path);
     }
-    return d9_seg_write(hdr_buf, len);
+    if (write_all(hdr_buf, len) < 0)
+        return failed ? -1 : 0;
+    resumed();
+    return 0;
 }
 
-int d9_seg_write(const void *buf, size_t len)
+/* Whole buffer, or: cut the partial block, seal what is whole (the file
+ * stays valid to its end), suspend and return -1. */
+static int write_all(const void *buf, size_t len)
 {
-    if (seg_fd < 0)
-        return -1;
     const uint8_t *p = buf;
     uint64_t good = seg_size; /* the file ends after a whole block here */
     while (len) {
-        ssize_t w = write(seg_fd, p, len);
+        ssize_t w = write(fd_of(FD_SEG), p, len);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            char name[D9_NAME_MAX];
-            seg_name(name, sizeof(name), seq, 1);
             if (w == 0)
                 errno = ENOSPC;
             int err = errno;
-            /* Disk full: cut the partial block and seal what is whole, so
-             * the file stays valid to the end. */
-            if (good == 0) /* not even a header: nothing worth keeping */
-                unlinkat(proc_fd, name, 0);
-            else if (ftruncate(seg_fd, (off_t)good) == 0) {
+            char name[D9_NAME_MAX];
+            seg_name(name, sizeof(name), seq, 1);
+            if (good == 0) { /* not even a header: nothing worth keeping */
+                drop_fd(FD_SEG);
+                unlinkat(fd_of(FD_PROC), name, 0);
+            } else if (ftruncate(fd_of(FD_SEG), (off_t)good) == 0) {
                 seg_size = good;
-                d9_seg_seal();
+                seal();
             }
             errno = err;
-            return fail("writing", name);
+            suspend("cannot write to", proc_path);
+            return -1;
         }
         p += w;
         len -= (size_t)w;
         seg_size += (uint64_t)w;
     }
+    return 0;
+}
+
+/* fd i still names the file it was opened on? The hooks see every close
+ * made through libc; this catches the raw syscall ones (a narrow race is
+ * left: closed and reused between this check and the write). */
+static int same_file(int i, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    int fd = fd_of(i);
+    return fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino);
+}
+
+static void verify_fds(void)
+{
+    if (!same_file(FD_BASE, base_dev, base_ino))
+        set_fd(FD_BASE, -1);
+    if (!same_file(FD_PROC, proc_dev, proc_ino))
+        set_fd(FD_PROC, -1); /* not ours any more: never close it */
+    if (!same_file(FD_SEG, seg_dev, seg_ino)) {
+        set_fd(FD_SEG, -1);
+        seal_lost();
+    }
+}
+
+static int seg_write(const void *buf, size_t len)
+{
+    if (failed)
+        return -1;
+    if (fd_of(FD_SEG) < 0 && seg_open() < 0) /* its fd was closed by the host: a new segment */
+        return -1;
+    if (fd_of(FD_SEG) < 0 || write_all(buf, len) < 0)
+        return failed ? -1 : 0; /* dropped: the writer counts it (d9_seg_failed) */
     return 0;
 }
 
@@ -257,40 +505,82 @@ static void retention(void)
         char name[D9_NAME_MAX];
         struct stat st;
         seg_name(name, sizeof(name), oldest_seq++, 0);
-        if (fstatat(proc_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (fstatat(fd_of(FD_PROC), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue; /* already removed by someone else */
-        if (unlinkat(proc_fd, name, 0) == 0)
+        if (unlinkat(fd_of(FD_PROC), name, 0) == 0)
             sealed_total -= (uint64_t)st.st_size < sealed_total ? (uint64_t)st.st_size : sealed_total;
     }
 }
 
-void d9_seg_seal(void)
+/* Renames the current segment (its fd already closed) to .d9. */
+static void rename_sealed(void)
 {
-    if (seg_fd < 0)
-        return;
     char from[D9_NAME_MAX], to[D9_NAME_MAX];
     seg_name(from, sizeof(from), seq, 1);
     seg_name(to, sizeof(to), seq, 0);
-    close(seg_fd);
-    seg_fd = -1;
-    if (renameat(proc_fd, from, proc_fd, to) < 0) {
-        fail("cannot seal", from);
+    if (fd_of(FD_PROC) < 0 && open_proc() < 0)
         return;
+    if (renameat(fd_of(FD_PROC), from, fd_of(FD_PROC), to) < 0) {
+        if (!retry_at)
+            d9_log("cannot seal %s/%s: %s", proc_path, from, strerror(errno));
+    } else {
+        sealed_total += seg_size;
     }
-    sealed_total += seg_size;
     seq++;
     retention();
 }
 
+static void seal(void)
+{
+    if (fd_of(FD_SEG) < 0)
+        return;
+    drop_fd(FD_SEG);
+    rename_sealed();
+}
+
+/* The host closed the segment's fd: what reached the file is whole blocks
+ * (a section ends after whole writes); seal it by name. */
+static void seal_lost(void)
+{
+    if (seg_size)
+        rename_sealed();
+}
+
+int d9_seg_open(void)
+{
+    enter();
+    int rc = seg_open();
+    leave();
+    return rc;
+}
+
+int d9_seg_write(const void *buf, size_t len)
+{
+    enter();
+    int rc = seg_write(buf, len);
+    leave();
+    return rc;
+}
+
+void d9_seg_seal(void)
+{
+    enter();
+    seal();
+    leave();
+}
+
 void d9_seg_after_fork_child(void)
 {
-    if (seg_fd >= 0)
-        close(seg_fd);
-    if (proc_fd >= 0)
-        close(proc_fd);
-    seg_fd = proc_fd = -1;
+    /* Only this thread exists: no section is open. */
+    drop_fd(FD_SEG);
+    drop_fd(FD_PROC);
+    atomic_store(&lost, 0);
+    atomic_store(&waiters, 0);
+    atomic_store(&exec_pending, 0);
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;
     failed = 0;
+    retry_at = 0;
+    atomic_store(&section, 0); /* the parent's writer may have been inside one */
     set_pid();
 }

@@ -1,6 +1,14 @@
 /* segment.h - the files: DIAL9_DIR/<exe>.<pid>/NNNNNN.d9.open while being
  * written, renamed NNNNNN.d9 when sealed; retention by total size.
- * Used by the writer thread only (and by init/fork handlers before it runs). */
+ * Used by the writer thread only (and by init/fork handlers before it runs),
+ * except d9_seg_fd_closing / d9_seg_fds_closing / d9_seg_exec_pending,
+ * which the interposers call from any thread.
+ *
+ * Faults: an error creating or writing a segment (disk full, directory
+ * removed, ...) is logged once; the segment layer then reports itself failed
+ * for D9_SEG_RETRY_MS, so the writer drops (and counts) events, and then
+ * tries again; writing resumes by itself. Only an unsafe directory or a
+ * replaced process directory stops recording for good. */
 #ifndef DIAL9_SEGMENT_H
 #define DIAL9_SEGMENT_H
 
@@ -9,6 +17,8 @@
 
 #include "config.h"
 
+#define D9_SEG_RETRY_MS 1000 /* between attempts to write again after a fault */
+
 /* Creates DIAL9_DIR (mkdir -p, 0700) and checks it is ours; caches
  * exe/cmdline/hostname. This process's directory (0700) is created with
  * its first segment. 0, or -1 after logging one line. */
@@ -16,11 +26,14 @@ int d9_seg_init(const struct d9_config *c);
 const char *d9_seg_dir_path(void); /* the process directory (maybe not yet created) */
 
 /* Opens the next segment and writes its header (THREADS = live slots).
- * 0, or -1 after logging; after any failure the segment layer stays failed. */
+ * 0 (also while suspended after a fault: then no segment is open), or -1
+ * when recording stopped for good. */
 int d9_seg_open(void);
-int d9_seg_write(const void *buf, size_t len); /* whole buffer or -1 (logged once) */
+/* Writes a whole block: 0 (written, or dropped while suspended), or -1 when
+ * recording stopped for good. */
+int d9_seg_write(const void *buf, size_t len);
 void d9_seg_seal(void);                        /* rename to .d9, apply retention */
-int d9_seg_failed(void);
+int d9_seg_failed(void);         /* stopped, or suspended after a fault */
 int d9_seg_is_open(void);
 uint64_t d9_seg_size(void);      /* bytes in the open segment */
 uint64_t d9_seg_opened_ns(void); /* CLOCK_MONOTONIC ns when it was opened */
@@ -28,5 +41,18 @@ uint64_t d9_seg_opened_ns(void); /* CLOCK_MONOTONIC ns when it was opened */
 /* In a forked child: forget the parent's open file and directory without
  * touching them; the child's directory is created by the next d9_seg_open. */
 void d9_seg_after_fork_child(void);
+
+/* The host is about to close fd (close, dup2/dup3 onto it) or every fd in
+ * [first, last] (close_range, closefrom). If one is the agent's, it is
+ * marked lost and the call waits until the writer no longer uses it; the
+ * writer then reopens by path (a new segment) and never touches that fd
+ * number again. Not for agent code (d9_busy): the writer would wait on itself. */
+void d9_seg_fd_closing(int fd);
+void d9_seg_fds_closing(unsigned first, unsigned last);
+
+/* An exec is about to replace the image (on = 1) or failed (on = 0): while
+ * on, the writer seals the segment at the end of every cycle (its opening
+ * time reads as 0, so the rotation check fires). */
+void d9_seg_exec_pending(int on);
 
 #endif

@@ -16,7 +16,10 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "crash.h"
+#include "dump.h"
 #include "encode.h"
+#include "flight.h"
 #include "log.h"
 #include "segment.h"
 
@@ -32,6 +35,9 @@ static _Atomic int sleeping;       /* the writer is (about to be) in FUTEX_WAIT 
 static _Atomic int names_flag;     /* some thread was renamed by another */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
 static _Atomic uint32_t flush_done; /* futex word: requests served */
+static _Atomic int in_cycle;       /* the writer is draining / writing */
+static _Atomic int quiesced;       /* crash handler: start no new cycle */
+static _Atomic pid_t writer_tid;
 
 /* Writer-thread state. */
 static uint8_t raw[D9_BLOCK_RAW];
@@ -47,12 +53,31 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
     return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
 
-/* Wakes the writer even if it is not sleeping yet (it rechecks kicked). */
+/* Wakes the writer even if it is not sleeping yet (it rechecks kicked).
+ * Async-signal-safe: the dump signal handler calls it. */
 static void wake_writer(void)
 {
     atomic_store(&kicked, 1);
     futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
+
+void d9_writer_wake(void) { wake_writer(); }
+
+int d9_writer_quiesce(int timeout_ms)
+{
+    atomic_store(&quiesced, 1); /* seq_cst, paired with cycle()'s in_cycle store + load */
+    if (!atomic_load(&running) || (pid_t)syscall(SYS_gettid) == atomic_load(&writer_tid))
+        return !atomic_load(&running);
+    for (int i = 0; i < timeout_ms; i++) {
+        if (!atomic_load(&in_cycle))
+            return 1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return !atomic_load(&in_cycle);
+}
+
+void d9_writer_resume(void) { atomic_store(&quiesced, 0); }
 
 void d9_writer_kick(void)
 {
@@ -121,7 +146,9 @@ static void flush_block(void)
     if (enc.events) {
         d9_enc_finish(&enc);
         size_t n = d9_seg_failed() ? 0 : d9_block_build(&enc, out, out_cap);
-        if (n)
+        if (n && d9_cfg.mode == D9_MODE_FLIGHT)
+            d9_flight_add(out, n, d9_now()); /* on disk only when a dump is asked */
+        else if (n)
             write_block(out, n);
         if (!n || d9_seg_failed())
             discarded += enc.events;
@@ -141,6 +168,7 @@ static void put(struct d9_slot *s, const struct d9_raw_event *ev)
             memcpy(s->name + 8, &ev->b, n - 8);
         s->name[n] = 0;
     }
+    d9_dump_note((uint32_t)(s - d9_slot_at(0)), ev);
     if (d9_seg_failed()) {
         discarded++;
         return;
@@ -196,8 +224,58 @@ static void drain(struct d9_slot *s, int check_name)
     d9_enc_end_chunk(&enc);
 }
 
+/* ---- Dumps ----------------------------------------------------------- */
+
+/* Flight mode: writes the kept history as sealed segments (rotating at
+ * DIAL9_MAX_FILE_SIZE), then forgets it. 0 or an errno value. */
+static int dump_flight(const char *reason)
+{
+    uint32_t n = d9_flight_blocks();
+    uint64_t bytes = d9_flight_bytes();
+    if (d9_seg_failed())
+        return EIO;
+    if (!n) {
+        d9_log_info("dump (%s): nothing recorded since the last dump", reason);
+        return ENODATA;
+    }
+    d9_seg_seal(); /* never open in flight mode; the dump starts a segment of its own */
+    for (uint32_t i = 0; i < n; i++) {
+        size_t len = d9_flight_copy(i, out, out_cap);
+        if (len)
+            write_block(out, len);
+    }
+    d9_seg_seal();
+    d9_flight_clear();
+    if (d9_seg_failed())
+        return EIO;
+    d9_log_info("dump (%s): %u blocks, %llu bytes written to %s", reason, n, (unsigned long long)bytes,
+                d9_seg_dir_path());
+    return 0;
+}
+
+static void serve_triggers(void)
+{
+    char reason[D9_REASON_MAX];
+    int api;
+    if (!d9_dump_take(reason, &api, d9_now()))
+        return;
+    int err = 0;
+    if (d9_cfg.mode == D9_MODE_FLIGHT)
+        err = dump_flight(reason);
+    else if (d9_seg_failed())
+        err = EIO;
+    else /* continuous: this cycle has just written everything */
+        d9_log_info("dump (%s): trace flushed to %s", reason, d9_seg_dir_path());
+    d9_dump_finish(err);
+}
+
 static void cycle(void)
 {
+    atomic_store(&in_cycle, 1);
+    if (atomic_load(&quiesced)) { /* a crash handler reads the rings and the history */
+        atomic_store(&in_cycle, 0);
+        return;
+    }
     uint32_t req = atomic_load(&flush_req);
     int names = atomic_exchange(&names_flag, 0);
     for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
@@ -213,21 +291,27 @@ static void cycle(void)
     if (d9_seg_is_open() && seg_blocks &&
         d9_now() - d9_seg_opened_ns() >= (uint64_t)d9_cfg.rotation_secs * 1000000000u)
         d9_seg_seal(); /* the next block opens the next segment */
+    if (d9_cfg.mode == D9_MODE_FLIGHT)
+        d9_flight_expire(d9_now());
+    serve_triggers();
     atomic_store(&flush_done, req);
     futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+    atomic_store(&in_cycle, 0);
 }
 
 static void *writer_main(void *arg)
 {
     d9_busy = 1; /* for good: nothing this thread does is recorded */
     pthread_setname_np(pthread_self(), "dial9-writer");
+    atomic_store(&writer_tid, (pid_t)syscall(SYS_gettid));
     uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
         cycle();
     }
     cycle(); /* final drain: everything recorded before the stop */
-    d9_seg_seal();
+    if (!atomic_load(&quiesced))
+        d9_seg_seal();
     if (discarded)
         d9_log("%llu events were not written", (unsigned long long)discarded);
     return NULL;
@@ -323,6 +407,8 @@ void d9_writer_after_fork_child(void)
     atomic_store(&flush_done, 0);
     d9_registry_after_fork_child();
     d9_seg_after_fork_child();
+    d9_flight_clear(); /* the parent's history stays the parent's */
+    atomic_store(&quiesced, 0);
     if (d9_writer_start() < 0)
         atomic_store(&d9_recording, 0);
     d9_busy--;

@@ -38,6 +38,22 @@ DIAL9_API int dial9_is_recording(void);
  * readable as written. */
 DIAL9_API int dial9_flush(void);
 
+/* Writes a dump now (docs/FLIGHT.md). With DIAL9_MODE=flight: the history
+ * kept in memory (at most DIAL9_FLIGHT_MAX_BYTES bytes, the last
+ * DIAL9_FLIGHT_MIN_AGE_MS milliseconds), including events the calling
+ * thread recorded before the call, as sealed segments in the process's
+ * trace directory; the next dump starts where this one ended. With
+ * DIAL9_MODE=continuous: drains every buffer to the current segment, like
+ * dial9_flush. reason: a NUL-terminated string, copied (up to 63 bytes) into
+ * the dump's log line; NULL or "" means "dial9_dump". Waits up to 2 s.
+ * Returns 0 when the dump was written; -1 with errno set otherwise:
+ *   ENOTCONN  not recording          EBUSY   rate limit (DIAL9_DUMP_MIN_INTERVAL_MS)
+ *   ENODATA   nothing recorded since the last dump
+ *   ETIMEDOUT the writer did not answer within 2 s (the dump may still follow)
+ *   EIO       a write error (recording stopped).
+ * Not async-signal-safe: from a signal handler, raise DIAL9_DUMP_SIGNAL. */
+DIAL9_API int dial9_dump(const char *reason);
+
 /* The agent's version, e.g. "0.1.0": a static string, never freed. */
 DIAL9_API const char *dial9_version(void);
 

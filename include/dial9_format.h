@@ -187,7 +187,8 @@ enum d9_tlv {
     D9_TLV_SEQ = 7,           /* u32 segment sequence number in this process */
     D9_TLV_THREADS = 8,       /* repeated: u32 tid, u8 len, name bytes */
     D9_TLV_SCHEMA = 9,        /* repeated: u8 type, u8 nfields, kinds[nfields] */
-    D9_TLV_AGENT_VERSION = 10 /* bytes */
+    D9_TLV_AGENT_VERSION = 10, /* bytes */
+    D9_TLV_DUMP_REASON = 11   /* bytes: why this segment was dumped, e.g. "crash: signal 11 (SIGSEGV)" */
 };
 
 #define D9_BLOCK_MAGIC 0x4b4c4239u /* "9BLK" little-endian */

@@ -1,5 +1,6 @@
 /* check_config.c - DIAL9_* parsing: defaults, accepted values and
  * suffixes, and one error line per bad value with the default kept. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,15 @@ static void check_defaults(const struct d9_config *c)
     ck_assert_uint_eq(c->flush_ms, 250);
     ck_assert_uint_eq(c->buffer_events, 16384);
     ck_assert_uint_eq(c->max_threads, 1024);
+    ck_assert_int_eq(c->mode, D9_MODE_CONTINUOUS);
+    ck_assert_uint_eq(c->flight_max_bytes, 64u << 20);
+    ck_assert_uint_eq(c->flight_min_age_ms, 10000);
+    ck_assert_uint_eq(c->dump_signal, SIGUSR2);
+    ck_assert_uint_eq(c->dump_min_interval_ms, 10000);
+    ck_assert_uint_eq(c->trigger_slow_syscall_ms, 0);
+    ck_assert_uint_eq(c->trigger_busy_ms, 0);
+    ck_assert_uint_eq(c->trigger_wake_ms, 0);
+    ck_assert_int_eq(c->crash_dump, 1);
 }
 
 START_TEST(defaults)
@@ -84,6 +94,39 @@ START_TEST(good_values)
 }
 END_TEST
 
+START_TEST(flight_values)
+{
+    struct env e = {.kv = {{"DIAL9_MODE", "flight"},
+                           {"DIAL9_FLIGHT_MAX_BYTES", "2M"},
+                           {"DIAL9_FLIGHT_MIN_AGE_MS", "500"},
+                           {"DIAL9_DUMP_SIGNAL", "SIGUSR1"},
+                           {"DIAL9_DUMP_MIN_INTERVAL_MS", "0"},
+                           {"DIAL9_TRIGGER_SLOW_SYSCALL_MS", "50"},
+                           {"DIAL9_TRIGGER_BUSY_MS", "200"},
+                           {"DIAL9_TRIGGER_WAKE_MS", "5"},
+                           {"DIAL9_CRASH_DUMP", "0"}}};
+    struct d9_config c;
+    ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e), 0);
+    ck_assert_int_eq(c.mode, D9_MODE_FLIGHT);
+    ck_assert_uint_eq(c.flight_max_bytes, 2u << 20);
+    ck_assert_uint_eq(c.flight_min_age_ms, 500);
+    ck_assert_uint_eq(c.dump_signal, SIGUSR1);
+    ck_assert_uint_eq(c.dump_min_interval_ms, 0);
+    ck_assert_uint_eq(c.trigger_slow_syscall_ms, 50);
+    ck_assert_uint_eq(c.trigger_busy_ms, 200);
+    ck_assert_uint_eq(c.trigger_wake_ms, 5);
+    ck_assert_int_eq(c.crash_dump, 0);
+
+    struct env e2 = {.kv = {{"DIAL9_MODE", "continuous"}, {"DIAL9_DUMP_SIGNAL", "0"}}};
+    ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e2), 0);
+    ck_assert_int_eq(c.mode, D9_MODE_CONTINUOUS);
+    ck_assert_uint_eq(c.dump_signal, 0); /* no dump signal */
+    struct env e3 = {.kv = {{"DIAL9_DUMP_SIGNAL", "10"}}};
+    ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e3), 0);
+    ck_assert_uint_eq(c.dump_signal, 10);
+}
+END_TEST
+
 /* Each bad value alone: exactly one line naming the variable and value,
  * giving the default, and the default in effect. */
 static const struct {
@@ -105,6 +148,21 @@ static const struct {
     {"DIAL9_BUFFER_EVENTS", "2097152", "out of range", "16384"},
     {"DIAL9_BUFFER_EVENTS", "16K", "not a number", "16384"},
     {"DIAL9_MAX_THREADS", "65537", "out of range", "1024"},
+    {"DIAL9_MODE", "flightx", "must be continuous or flight", "continuous"},
+    {"DIAL9_MODE", "", "must be continuous or flight", "continuous"},
+    {"DIAL9_FLIGHT_MAX_BYTES", "1K", "out of range", "67108864"},
+    {"DIAL9_FLIGHT_MAX_BYTES", "abc", "not a number", "67108864"},
+    {"DIAL9_FLIGHT_MIN_AGE_MS", "0", "out of range", "10000"},
+    {"DIAL9_FLIGHT_MIN_AGE_MS", "-1", "not a number", "10000"},
+    {"DIAL9_DUMP_SIGNAL", "9", "cannot be caught", "12"},
+    {"DIAL9_DUMP_SIGNAL", "SIGSEGV", "not a number", "12"},
+    {"DIAL9_DUMP_SIGNAL", "11", "crash signal", "12"},
+    {"DIAL9_DUMP_SIGNAL", "65", "out of range", "12"},
+    {"DIAL9_DUMP_MIN_INTERVAL_MS", "1e3", "not a number", "10000"},
+    {"DIAL9_TRIGGER_SLOW_SYSCALL_MS", "3600001", "out of range", "0"},
+    {"DIAL9_TRIGGER_BUSY_MS", "x", "not a number", "0"},
+    {"DIAL9_TRIGGER_WAKE_MS", "-3", "not a number", "0"},
+    {"DIAL9_CRASH_DUMP", "on", "must be 0 or 1", "1"},
 };
 
 START_TEST(bad_value)
@@ -157,6 +215,7 @@ D9_SUITE(config)
     TCase *tc = tcase_create("config");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, good_values);
+    tcase_add_test(tc, flight_values);
     tcase_add_loop_test(tc, bad_value, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, several_bad_values_one_line_each);
     tcase_add_test(tc, file_size_capped_at_half_total);

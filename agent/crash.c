@@ -1,0 +1,305 @@
+/* crash.c - crash dumps (crash.h). The handler runs on the crashing thread
+ * with only async-signal-safe code: buffers mapped at init (never the
+ * writer's), the pure encoder (encode.h: no allocation; LZ4F_compressFrame
+ * of a single independent block allocates nothing with liblz4's default
+ * LZ4F_HEAPMODE=0, it uses ~20 KiB of stack), raw syscalls, atomics. */
+#include "crash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "encode.h"
+#include "flight.h"
+#include "log.h"
+#include "segment.h"
+
+#define D9_CRASH_RAW (256u << 10)     /* bytes of payload per crash block */
+#define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
+#define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
+#define D9_CRASH_CMDLINE 4096
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
+static struct sigaction prev[NCRASH];
+static _Atomic int crashed, dump_done;
+
+/* Mapped at init. */
+static uint8_t *raw, *out, *hdr;
+static size_t out_cap, hdr_cap;
+static uint32_t *tids;
+static char (*names)[16];
+static uint32_t max_threads;
+static struct d9_enc enc;
+/* Process facts for the header, read once (the process dir comes from segment.c). */
+static char exe[PATH_MAX], host[65], cmdline[D9_CRASH_CMDLINE];
+static size_t cmdline_len;
+
+static void *map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+size_t d9_header_add_tlv(uint8_t *h, size_t len, size_t cap, uint16_t tag, const void *val, uint32_t vlen)
+{
+    size_t tlvs = D9_SEG_MAGIC_LEN + 8, at = len - 4, add = 6 + (size_t)vlen;
+    if (len < tlvs + 4 || len + add > cap)
+        return 0;
+    h[at] = (uint8_t)tag;
+    h[at + 1] = (uint8_t)(tag >> 8);
+    put_le32(h + at + 2, vlen);
+    memcpy(h + at + 6, val, vlen);
+    len += add;
+    put_le32(h + len - 4, d9_crc32c(0, h + tlvs, len - 4 - tlvs));
+    put_le32(h + D9_SEG_MAGIC_LEN + 4, (uint32_t)(len - tlvs));
+    return len;
+}
+
+/* ---- Async-signal-safe helpers ------------------------------------------ */
+
+static size_t put_str(char *p, size_t at, size_t cap, const char *s)
+{
+    while (*s && at + 1 < cap)
+        p[at++] = *s++;
+    p[at] = 0;
+    return at;
+}
+
+static size_t put_uint(char *p, size_t at, size_t cap, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < sizeof(tmp));
+    while (n && at + 1 < cap)
+        p[at++] = tmp[--n];
+    p[at] = 0;
+    return at;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        long w = syscall(SYS_write, fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    default: return "?";
+    }
+}
+
+/* Compresses and writes the block being built, then starts a new one. */
+static int flush(int fd)
+{
+    if (!enc.events)
+        return 0;
+    d9_enc_finish(&enc);
+    size_t n = d9_block_build(&enc, out, out_cap);
+    d9_enc_init(&enc, raw, D9_CRASH_RAW);
+    return n && write_all(fd, out, n) == 0 ? 0 : -1;
+}
+
+static int put(int fd, uint32_t tid, const struct d9_raw_event *ev)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if ((enc.in_chunk || d9_enc_begin_chunk(&enc, tid, ev->ts) == 0) && d9_enc_event(&enc, ev) == 0)
+            return 0;
+        if (flush(fd) < 0)
+            return -1;
+    }
+    return 0; /* does not encode: skipped */
+}
+
+/* Every slot's ring from its tail to its head, without moving the tail
+ * (the writer is the consumer; if it is mid-cycle its pops may overlap). */
+static int write_rings(int fd)
+{
+    for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
+        struct d9_slot *s = d9_slot_at(i);
+        uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if ((st != D9_SLOT_LIVE && st != D9_SLOT_EXITED) || !s->ring.buf)
+            continue;
+        uint64_t t = atomic_load_explicit(&s->ring.tail, memory_order_acquire);
+        uint64_t h = atomic_load_explicit(&s->ring.head, memory_order_acquire);
+        for (; t < h; t++) {
+            struct d9_raw_event ev = s->ring.buf[t & (s->ring.cap - 1)];
+            if (put(fd, s->tid, &ev) < 0)
+                return -1;
+        }
+        d9_enc_end_chunk(&enc);
+    }
+    return flush(fd);
+}
+
+static size_t build_header(int sig)
+{
+    struct d9_header_info h = {.pid = (uint32_t)syscall(SYS_getpid), .seq = UINT32_MAX, .exe = exe,
+                               .hostname = host, .clock = "monotonic", .agent_version = D9_AGENT_VERSION,
+                               .cmdline = cmdline, .cmdline_len = cmdline_len, .tids = tids,
+                               .names = (const char (*)[16])names};
+    struct timespec r, m;
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    h.anchor_real_ns = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
+    h.anchor_mono_ns = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
+    for (uint32_t i = 0, n = d9_slot_limit(); i < n && h.nthreads < max_threads; i++) {
+        struct d9_slot *s = d9_slot_at(i);
+        if (atomic_load_explicit(&s->state, memory_order_acquire) != D9_SLOT_LIVE)
+            continue;
+        tids[h.nthreads] = s->tid;
+        memcpy(names[h.nthreads], s->name, 16); /* may be mid-update by the writer: a name, at worst stale */
+        names[h.nthreads][15] = 0;
+        h.nthreads++;
+    }
+    size_t len = d9_header_build(hdr, hdr_cap, &h);
+    char reason[64];
+    size_t rl = put_str(reason, 0, sizeof(reason), "crash: signal ");
+    rl = put_uint(reason, rl, sizeof(reason), (uint64_t)sig);
+    rl = put_str(reason, rl, sizeof(reason), " (");
+    rl = put_str(reason, rl, sizeof(reason), signame(sig));
+    rl = put_str(reason, rl, sizeof(reason), ")");
+    return len ? d9_header_add_tlv(hdr, len, hdr_cap, D9_TLV_DUMP_REASON, reason, (uint32_t)rl) : 0;
+}
+
+/* Writes <process dir>/crash.d9.open, renamed crash.d9 once complete. */
+static void write_crash(int sig)
+{
+    if (!atomic_load(&d9_recording) || d9_seg_failed())
+        return;
+    int idle = d9_writer_quiesce(D9_CRASH_QUIESCE_MS);
+    char open_path[D9_DIR_MAX + 128], path[D9_DIR_MAX + 128];
+    size_t n = put_str(open_path, 0, sizeof(open_path), d9_seg_dir_path());
+    syscall(SYS_mkdirat, AT_FDCWD, open_path, 0700); /* the process dir exists once a segment was written */
+    put_str(path, put_str(path, 0, sizeof(path), open_path), sizeof(path), "/crash.d9");
+    put_str(open_path, n, sizeof(open_path), "/crash.d9.open");
+    size_t hl = build_header(sig);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, open_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    int rc = hl && write_all(fd, hdr, hl) == 0 ? 0 : -1;
+    d9_enc_init(&enc, raw, D9_CRASH_RAW);
+    /* Flight mode: the history the writer kept, when it is not mid-update. */
+    for (uint32_t i = 0; rc == 0 && idle && d9_cfg.mode == D9_MODE_FLIGHT && i < d9_flight_blocks(); i++) {
+        size_t bl = d9_flight_copy(i, out, out_cap);
+        if (bl)
+            rc = write_all(fd, out, bl);
+    }
+    if (rc == 0)
+        rc = write_rings(fd);
+    syscall(SYS_close, fd);
+    if (rc == 0)
+        syscall(SYS_renameat, AT_FDCWD, open_path, AT_FDCWD, path);
+    d9_writer_resume(); /* when the program's own handler recovers, recording goes on */
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    d9_busy++;
+    size_t k = 0;
+    while (k < NCRASH && crash_signals[k] != sig)
+        k++;
+    if (!atomic_exchange(&crashed, 1)) {
+        write_crash(sig);
+        atomic_store(&dump_done, 1);
+    } else {
+        /* Another thread is writing the dump: let it finish before this
+         * signal takes the process down. */
+        for (int i = 0; i < D9_CRASH_OTHER_WAIT_MS && !atomic_load(&dump_done); i++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    /* As if we had never been there: the previous disposition, and the same
+     * signal with the same siginfo, delivered when this handler returns
+     * (the signal is blocked until then). A fault re-executes after the
+     * previous handler returns, exactly as without the agent. */
+    if (k < NCRASH)
+        sigaction(sig, &prev[k], NULL);
+    pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+    if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
+        syscall(SYS_tgkill, pid, tid, sig);
+    d9_busy--;
+    errno = saved;
+}
+
+/* ---- Init ------------------------------------------------------------- */
+
+static void read_facts(void)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r;
+        while (cmdline_len < sizeof(cmdline) &&
+               (r = read(fd, cmdline + cmdline_len, sizeof(cmdline) - cmdline_len)) > 0)
+            cmdline_len += (size_t)r;
+        close(fd);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        put_str(host, 0, sizeof(host), u.nodename);
+}
+
+int d9_crash_init(const struct d9_config *c)
+{
+    if (!c->crash_dump)
+        return 0;
+    max_threads = c->max_threads;
+    out_cap = d9_block_bound(D9_CRASH_RAW);
+    hdr_cap = 16384 + D9_CRASH_CMDLINE + PATH_MAX + (size_t)max_threads * 24;
+    raw = map(D9_CRASH_RAW);
+    out = map(out_cap);
+    hdr = map(hdr_cap);
+    tids = map(sizeof(uint32_t) * max_threads);
+    names = map(16 * (size_t)max_threads);
+    if (!raw || !out || !hdr || !tids || !names) {
+        d9_log("cannot map the crash dump buffers: %s; no crash dumps", strerror(errno));
+        return -1;
+    }
+    read_facts();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_crash;
+    sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    for (size_t i = 0; i < NCRASH; i++) {
+        if (sigaction(crash_signals[i], NULL, &prev[i]) < 0 || prev[i].sa_handler == SIG_IGN)
+            continue; /* ignored stays ignored (SIGABRT from abort() still ends the process) */
+        sigaction(crash_signals[i], &sa, NULL);
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* crash.h - crash dumps: on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT the
+ * events still buffered (every ring, and in flight mode the kept history)
+ * are written to <process dir>/crash.d9 with async-signal-safe code, then
+ * the signal goes on as if the agent were not there (docs/FLIGHT.md). */
+#ifndef DIAL9_CRASH_H
+#define DIAL9_CRASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* Maps the crash handler's own buffers, reads the process facts its
+ * header needs, and installs the handlers. 0, or -1 after logging (the
+ * agent records anyway, without crash dumps). */
+int d9_crash_init(const struct d9_config *c);
+
+/* Inserts a TLV before the crc of a header built by d9_header_build
+ * (len bytes in hdr, cap available) and fixes header_len and the crc.
+ * Returns the new length, 0 when it does not fit. Pure, async-signal-safe. */
+size_t d9_header_add_tlv(uint8_t *hdr, size_t len, size_t cap, uint16_t tag, const void *val, uint32_t vlen);
+
+/* writer.c, for the crash handler (async-signal-safe): makes the writer
+ * start no new cycle and waits up to timeout_ms for the current one to end.
+ * 1 when the writer is idle (its rings' tails and the flight history are
+ * stable), 0 when not (or when called on the writer thread). */
+int d9_writer_quiesce(int timeout_ms);
+void d9_writer_resume(void);
+
+#endif

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Crash dumps (docs/FLIGHT.md): a program makes wakes in 4 threads then
+# crashes; the exit status is the one it has without the agent, and every
+# wake is in the trace (crash.d9 + whatever the writer wrote). With
+# DIAL9_FLUSH_MS=60000 the writer never drained them: only the crash
+# handler can have written them. A SIGSEGV handler the program installs
+# still runs.
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/crash_after"
+
+for mode in continuous flight; do
+    for how in segv abort handler; do
+        plain=0
+        "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
+        rc=0
+        DIAL9_MODE=$mode DIAL9_FLUSH_MS=60000 d9_run_traced "$D9_TMP/$mode-$how" \
+            "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/err" || rc=$?
+        [ "$rc" -eq "$plain" ] || d9_fail "$mode $how: exit status $rc, without the agent $plain"
+        grep -q '^wakes 4000$' "$D9_TMP/err" || d9_fail "$mode $how: program did not report: $(cat "$D9_TMP/err")"
+        if [ "$how" = handler ]; then
+            # The program's handler replaced the agent's (installed later): it runs, no crash dump.
+            grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "the program's SIGSEGV handler did not run"
+            continue
+        fi
+        dir=$D9_TMP/$mode-$how
+        [ -n "$(find "$dir" -name crash.d9)" ] || d9_fail "$mode $how: no crash.d9 in $(find "$dir")"
+        d9_assert_check "$dir"
+        got=$("$D9_DECODER" events --json "$dir" | grep -c '"type":"wake"' || true)
+        [ "$got" -eq 4000 ] || d9_fail "$mode $how: $got of 4000 wakes in the trace"
+        grep -aq 'crash: signal' "$(find "$dir" -name crash.d9)" || d9_fail "crash.d9 header lacks the reason"
+    done
+done
+d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained"

@@ -1,0 +1,53 @@
+#!/bin/bash
+# DIAL9_MODE=flight (docs/FLIGHT.md): nothing on disk before a trigger; the
+# dump signal, dial9_dump() and a slow-syscall anomaly each write a sealed
+# segment with the history; dumps are rate-limited; DIAL9_FLIGHT_MAX_BYTES
+# bounds a dump.
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wake_then_sleep" "$D9_PROGS/flight_dump"
+export DIAL9_MODE=flight
+wakes() { "$D9_DECODER" events --json "$1" | grep -c '"type":"wake"' || true; }
+
+# 1. The dump signal: nothing on disk before it, every wake after it.
+out=$D9_TMP/out
+d9_start_traced "$D9_TMP/sig" "$D9_PROGS/wake_then_sleep" 700 30 >"$out"
+for _ in $(seq 100); do grep -q '^wakes' "$out" && break; sleep 0.05; done
+sleep 0.6 # more than DIAL9_FLUSH_MS: the writer has drained the wakes into memory
+dir=$(d9_proc_dir "$D9_TMP/sig" "$D9_PID" 2>/dev/null) && [ -n "$(find "$dir" -name '*.d9*')" ] &&
+    d9_fail "flight mode wrote before a trigger: $(ls "$dir")"
+kill -USR2 "$D9_PID"
+for _ in $(seq 100); do [ -n "$(find "$D9_TMP/sig" -name '*.d9' 2>/dev/null)" ] && break; sleep 0.05; done
+dir=$(d9_proc_dir "$D9_TMP/sig" "$D9_PID") || exit 1
+d9_assert_sealed "$dir"
+d9_assert_check "$dir"
+got=$(wakes "$dir")
+[ "$got" -ge 700 ] || d9_fail "signal dump holds $got of 700 wakes" # + any the runtime made
+# The signal interrupts its nanosleep (EINTR, as with any handler): it may have ended.
+kill -TERM "$D9_PID" 2>/dev/null
+d9_wait_exit "$D9_PID" 10
+
+# 2. dial9_dump(reason) through the C ABI; the second call at once is rate-limited (EBUSY=16).
+d9_run_traced "$D9_TMP/api" "$D9_PROGS/flight_dump" api 300 my-reason >"$out" 2>"$D9_TMP/err" ||
+    d9_fail "flight_dump api failed: $(cat "$out" "$D9_TMP/err")"
+grep -q '^dump1 0 0$' "$out" || d9_fail "dial9_dump did not succeed: $(cat "$out")"
+grep -q '^dump2 -1 16$' "$out" || d9_fail "second dump was not rate-limited (EBUSY): $(cat "$out")"
+[ "$(find "$D9_TMP/api" -name '*.d9' | wc -l)" -eq 1 ] || d9_fail "expected one dump: $(find "$D9_TMP/api")"
+d9_assert_check "$D9_TMP/api"
+got=$(wakes "$D9_TMP/api")
+[ "$got" -eq 300 ] || d9_fail "api dump holds $got of 300 wakes"
+
+# 3. A slow-syscall anomaly (mmap MAP_POPULATE of 128 MiB takes well over 1 ms).
+DIAL9_TRIGGER_SLOW_SYSCALL_MS=1 d9_run_traced "$D9_TMP/slow" "$D9_PROGS/flight_dump" slow 1 \
+    >"$out" 2>"$D9_TMP/err" || d9_fail "flight_dump slow failed"
+[ -n "$(find "$D9_TMP/slow" -name '*.d9')" ] || d9_fail "no anomaly dump"
+"$D9_DECODER" events --json "$D9_TMP/slow" | grep -q '"type":"slow_syscall"' || d9_fail "anomaly dump lacks the slow syscall"
+
+# 4. DIAL9_FLIGHT_MAX_BYTES: a dump of 3 s of busy recording fits the limit.
+DIAL9_FLIGHT_MAX_BYTES=1M DIAL9_FLUSH_MS=10 d9_run_traced "$D9_TMP/max" "$D9_PROGS/flight_dump" bulk 3 >"$out" ||
+    d9_fail "flight_dump bulk failed"
+grep -q '^dump 0 0$' "$out" || d9_fail "bulk dump failed: $(cat "$out")"
+d9_assert_check "$D9_TMP/max"
+size=$(find "$D9_TMP/max" -name '*.d9' -printf '%s\n' | awk '{s += $1} END {print s}')
+# Blocks <= 1 MiB, plus the header (a few KiB).
+[ "$size" -le $((1048576 + 65536)) ] || d9_fail "dump of $size bytes exceeds DIAL9_FLIGHT_MAX_BYTES=1M"
+d9_log "flight mode: signal, dial9_dump, rate limit, slow-syscall trigger and MaxBytes ($size bytes) OK"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# test_lifecycle.sh - exec, vfork, posix_spawn and a daemon that closes
+# every fd (build/progs/lifecycle_child). Ground truth: the nanosleep calls
+# each process counts; every one must be a PARK in its own trace, none in
+# another's, and the user's file must hold only what the program wrote.
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/lifecycle_child"
+prog=$D9_PROGS/lifecycle_child
+
+# park_counts DIR: "tid count" of nanosleep parks in every segment of DIR.
+parks() {
+    d9_decode_to "$D9_TMP/ev.jsonl" events --json "$1"
+    python3 -c '
+import json, sys, collections
+c = collections.Counter(e["tid"] for e in map(json.loads, open(sys.argv[1]))
+                        if e["type"] == "park" and e.get("call") == "nanosleep")
+print(" ".join("%d:%d" % kv for kv in sorted(c.items())))' "$D9_TMP/ev.jsonl"
+}
+
+# exec: same pid, two images, two distinct directories, both sealed.
+t=$D9_TMP/exec
+d9_run_traced "$t" "$prog" exec >"$D9_TMP/out" 2>&1 || d9_fail "exec: $(cat "$D9_TMP/out")"
+pid=$(sed -n 's/^before pid=\([0-9]*\).*/\1/p' "$D9_TMP/out")
+n1=$(sed -n 's/^before .*sleeps=\([0-9]*\)/\1/p' "$D9_TMP/out")
+n2=$(sed -n 's/^after pid=[0-9]* sleeps=\([0-9]*\)/\1/p' "$D9_TMP/out")
+[ -n "$pid" ] && [ -n "$n2" ] || d9_fail "exec: unexpected output $(cat "$D9_TMP/out")"
+for d in "$t/lifecycle_child.$pid" "$t/lifecycle_child.$pid.2"; do
+    [ -d "$d" ] || d9_fail "exec: no $d (have $(ls "$t"))"
+    d9_assert_sealed "$d"
+    d9_assert_check "$d"
+done
+got=$(parks "$t/lifecycle_child.$pid")
+[ "$got" = "$pid:$n1" ] || d9_fail "exec: image before has parks '$got', want $pid:$n1"
+got=$(parks "$t/lifecycle_child.$pid.2")
+[ "$got" = "$pid:$n2" ] || d9_fail "exec: image after has parks '$got', want $pid:$n2"
+d9_log "exec: $n1 + $n2 parks in two sealed traces of pid $pid"
+
+# vfork and posix_spawn: the parent's trace is exact, the child is absent
+# (a vfork child's nanosleep would show up as the parent's extra park).
+for mode in vfork spawn; do
+    t=$D9_TMP/$mode
+    d9_run_traced "$t" "$prog" $mode >"$D9_TMP/out" 2>&1 || d9_fail "$mode: $(cat "$D9_TMP/out")"
+    read -r pid n child status < <(sed -n 's/^parent pid=\([0-9]*\) sleeps=\([0-9]*\) child=\([0-9-]*\) status=\([0-9]*\)/\1 \2 \3 \4/p' "$D9_TMP/out")
+    [ "${status:-x}" = 0 ] || d9_fail "$mode: child failed: $(cat "$D9_TMP/out")"
+    [ "$(ls "$t")" = "lifecycle_child.$pid" ] || d9_fail "$mode: directories $(ls "$t"), want only the parent's"
+    d9_assert_sealed "$t/lifecycle_child.$pid"
+    d9_assert_check "$t/lifecycle_child.$pid"
+    got=$(parks "$t/lifecycle_child.$pid")
+    [ "$got" = "$pid:$n" ] || d9_fail "$mode: parent parks '$got', want $pid:$n"
+    if grep -q "\"tid\": *$child[,}]" "$D9_TMP/ev.jsonl"; then d9_fail "$mode: events of child $child"; fi
+    d9_log "$mode: $n parks, nothing from child $child"
+done
+
+# closeall: the agent's fds are closed (close loop, close_range, raw
+# syscall); a user file takes the freed number. No trace byte in it, every
+# park recorded, every segment sealed and intact.
+t=$D9_TMP/closeall
+DIAL9_FLUSH_MS=20 d9_run_traced "$t" "$prog" closeall "$D9_TMP/user.txt" >"$D9_TMP/out" 2>&1 ||
+    d9_fail "closeall: $(cat "$D9_TMP/out")"
+read -r pid n lines < <(sed -n 's/^closeall pid=\([0-9]*\) sleeps=\([0-9]*\) lines=\([0-9]*\).*/\1 \2 \3/p' "$D9_TMP/out")
+[ -n "${lines:-}" ] || d9_fail "closeall: $(cat "$D9_TMP/out")"
+want=$(for ((i = 0; i < lines; i++)); do echo "user line $i"; done)
+[ "$(cat "$D9_TMP/user.txt")" = "$want" ] || d9_fail "closeall: the user's file was written to by the agent: $(od -c "$D9_TMP/user.txt" | head)"
+d=$t/lifecycle_child.$pid
+d9_assert_sealed "$d"
+d9_assert_check "$d"
+got=$(parks "$d")
+[ "$got" = "$pid:$n" ] || d9_fail "closeall: parks '$got', want $pid:$n"
+d9_log "closeall: $n parks in $(ls "$d" | wc -l) segments, user file intact ($(grep -c . "$D9_TMP/user.txt") lines)"
+echo ok
