@@ -6,8 +6,8 @@
  *   2. runs the analysis on whatever decoded (wake matching, busy periods,
  *      slow syscalls, locks, verdict) and every text/JSON printer, so hostile
  *      values reach them too (output goes to /dev/null);
- *   3. runs the `events --json` and `summary` commands on the same bytes
- *      through a memfd (their printers are only reachable by path).
+ *   3. runs the events, summary, check, verdict and export commands on the
+ *      same bytes through a memfd (their printers are only reachable by path).
  *
  * Checksums stop blind mutation at the first crc, so a custom mutator keeps
  * most mutants well-formed: it either mutates bytes and then recomputes the
@@ -137,6 +137,11 @@ static void run_commands(const uint8_t *data, size_t size)
     d9_cmd_events(paths, 1, 0);
     d9_cmd_summary(paths, 1, size & 1);
     d9_cmd_check(paths, 1, 1);
+    struct d9_limits lim = D9_LIMITS_DEFAULT;
+    d9_cmd_verdict(paths, 1, size & 2, &lim);
+    char fmt_chrome[] = "--format=chrome", fmt_perfetto[] = "--format=perfetto", out_opt[] = "--output=-";
+    char *exp[] = {size & 4 ? fmt_chrome : fmt_perfetto, out_opt, mempath, NULL};
+    d9_cmd_export(3, exp);
     stdout = out;
     stderr = err;
 }
