@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +25,6 @@
 #define D9_CRASH_RAW (256u << 10)     /* bytes of payload per crash block */
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
 #define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
-#define D9_CRASH_CMDLINE 4096
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
@@ -40,9 +38,8 @@ static uint32_t *tids;
 static char (*names)[16];
 static uint32_t max_threads;
 static struct d9_enc enc;
-/* Process facts for the header, read once (the process dir comes from segment.c). */
-static char exe[PATH_MAX], host[65], cmdline[D9_CRASH_CMDLINE];
-static size_t cmdline_len;
+/* Process facts for the header: segment.c's, read once at its init. */
+static struct d9_proc_facts facts;
 
 static void *map(size_t n)
 {
@@ -165,9 +162,9 @@ static int write_rings(int fd)
 
 static size_t build_header(int sig)
 {
-    struct d9_header_info h = {.pid = (uint32_t)syscall(SYS_getpid), .seq = UINT32_MAX, .exe = exe,
-                               .hostname = host, .clock = "monotonic", .agent_version = D9_AGENT_VERSION,
-                               .cmdline = cmdline, .cmdline_len = cmdline_len, .tids = tids,
+    struct d9_header_info h = {.pid = (uint32_t)syscall(SYS_getpid), .seq = UINT32_MAX, .exe = facts.exe,
+                               .hostname = facts.hostname, .clock = "monotonic", .agent_version = D9_AGENT_VERSION,
+                               .cmdline = facts.cmdline, .cmdline_len = facts.cmdline_len, .tids = tids,
                                .names = (const char (*)[16])names};
     struct timespec r, m;
     clock_gettime(CLOCK_REALTIME, &r);
@@ -257,30 +254,13 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 
 /* ---- Init ------------------------------------------------------------- */
 
-static void read_facts(void)
-{
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[n > 0 ? n : 0] = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t r;
-        while (cmdline_len < sizeof(cmdline) &&
-               (r = read(fd, cmdline + cmdline_len, sizeof(cmdline) - cmdline_len)) > 0)
-            cmdline_len += (size_t)r;
-        close(fd);
-    }
-    struct utsname u;
-    if (uname(&u) == 0)
-        put_str(host, 0, sizeof(host), u.nodename);
-}
-
 int d9_crash_init(const struct d9_config *c)
 {
     if (!c->crash_dump)
         return 0;
     max_threads = c->max_threads;
     out_cap = d9_block_bound(D9_CRASH_RAW);
-    hdr_cap = 16384 + D9_CRASH_CMDLINE + PATH_MAX + (size_t)max_threads * 24;
+    hdr_cap = 16384 + D9_CMDLINE_MAX + PATH_MAX + (size_t)max_threads * 24;
     raw = map(D9_CRASH_RAW);
     out = map(out_cap);
     hdr = map(hdr_cap);
@@ -290,7 +270,7 @@ int d9_crash_init(const struct d9_config *c)
         d9_log("cannot map the crash dump buffers: %s; no crash dumps", strerror(errno));
         return -1;
     }
-    read_facts();
+    d9_seg_facts(&facts);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_crash;

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "crash.h"
 #include "encode.h"
 #include "log.h"
 
-#define D9_CMDLINE_MAX 4096 /* bytes of /proc/self/cmdline kept in headers */
 #define D9_NAME_MAX 64      /* segment / directory entry names */
 
 static const struct d9_config *cfg;
@@ -38,8 +38,10 @@ static char exe[PATH_MAX], host[65];
 static const char *exe_base = "unknown";
 static char cmdline[D9_CMDLINE_MAX];
 static size_t cmdline_len;
+static char dump_reason[D9_SEG_REASON_MAX]; /* "": none */
 static uint32_t pid, seq, oldest_seq;
 static uint64_t seg_size, seg_opened, sealed_total;
+static uint64_t seg_hdr_len; /* bytes of the open segment's header */
 static int failed;             /* for good */
 static uint64_t retry_at;      /* suspended after a fault until then (0: not) */
 /* Header scratch, mapped once for max_threads entries. */
@@ -321,6 +323,16 @@ int d9_seg_init(const struct d9_config *c)
 }
 
 const char *d9_seg_dir_path(void) { return proc_path; }
+
+void d9_seg_facts(struct d9_proc_facts *f)
+{
+    *f = (struct d9_proc_facts){.exe = exe, .hostname = host, .cmdline = cmdline, .cmdline_len = cmdline_len};
+}
+
+void d9_seg_set_reason(const char *reason)
+{
+    snprintf(dump_reason, sizeof(dump_reason), "%s", reason ? reason : "");
+}
 int d9_seg_is_open(void) { return fd_of(FD_SEG) >= 0; }
 uint64_t d9_seg_size(void) { return seg_size; }
 uint64_t d9_seg_opened_ns(void) { return atomic_load(&exec_pending) ? 0 : seg_opened; }
@@ -414,6 +426,8 @@ created:;
         h.nthreads++;
     }
     size_t len = d9_header_build(hdr_buf, hdr_cap, &h);
+    if (len && dump_reason[0])
+        len = d9_header_add_tlv(hdr_buf, len, hdr_cap, D9_TLV_DUMP_REASON, dump_reason, (uint32_t)strlen(dump_reason));
     seg_size = 0;
     seg_opened = d9_now();
     if (len == 0) {
@@ -422,10 +436,10 @@ created:;
         unlinkat(fd_of(FD_PROC), name, 0);
         return stop("the segment header does not fit for %s; recording stopped", proc_path);
     }
+    seg_hdr_len = len;
     if (write_all(hdr_buf, len) < 0)
         return failed ? -1 : 0;
-    resumed();
-    return 0;
+    return 0; /* resumed only once a block is written: a header may fit where no block does */
 }
 
 /* Whole buffer, or: cut the partial block, seal what is whole (the file
@@ -444,7 +458,7 @@ static int write_all(const void *buf, size_t len)
             int err = errno;
             char name[D9_NAME_MAX];
             seg_name(name, sizeof(name), seq, 1);
-            if (good == 0) { /* not even a header: nothing worth keeping */
+            if (good <= seg_hdr_len) { /* no block: nothing worth keeping (and space given back) */
                 drop_fd(FD_SEG);
                 unlinkat(fd_of(FD_PROC), name, 0);
             } else if (ftruncate(fd_of(FD_SEG), (off_t)good) == 0) {
@@ -492,6 +506,7 @@ static int seg_write(const void *buf, size_t len)
         return -1;
     if (fd_of(FD_SEG) < 0 || write_all(buf, len) < 0)
         return failed ? -1 : 0; /* dropped: the writer counts it (d9_seg_failed) */
+    resumed();
     return 0;
 }
 

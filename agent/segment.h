@@ -18,12 +18,26 @@
 #include "config.h"
 
 #define D9_SEG_RETRY_MS 1000 /* between attempts to write again after a fault */
+#define D9_CMDLINE_MAX 4096  /* bytes of /proc/self/cmdline kept in headers */
 
 /* Creates DIAL9_DIR (mkdir -p, 0700) and checks it is ours; caches
  * exe/cmdline/hostname. This process's directory (0700) is created with
  * its first segment. 0, or -1 after logging one line. */
 int d9_seg_init(const struct d9_config *c);
 const char *d9_seg_dir_path(void); /* the process directory (maybe not yet created) */
+
+/* The process facts every header carries, read once by d9_seg_init (crash.c
+ * builds its header from them too: one place reads /proc). */
+struct d9_proc_facts {
+    const char *exe, *hostname, *cmdline; /* cmdline: NUL-separated, cmdline_len bytes */
+    size_t cmdline_len;
+};
+void d9_seg_facts(struct d9_proc_facts *f);
+
+/* Segments opened from now on carry D9_TLV_DUMP_REASON = reason (copied,
+ * truncated to D9_SEG_REASON_MAX - 1 bytes); NULL clears it. Writer only. */
+#define D9_SEG_REASON_MAX 128
+void d9_seg_set_reason(const char *reason);
 
 /* Opens the next segment and writes its header (THREADS = live slots).
  * 0 (also while suspended after a fault: then no segment is open), or -1

@@ -239,12 +239,14 @@ static int dump_flight(const char *reason)
         return ENODATA;
     }
     d9_seg_seal(); /* never open in flight mode; the dump starts a segment of its own */
+    d9_seg_set_reason(reason); /* every segment of the dump says why it exists */
     for (uint32_t i = 0; i < n; i++) {
         size_t len = d9_flight_copy(i, out, out_cap);
         if (len)
             write_block(out, len);
     }
     d9_seg_seal();
+    d9_seg_set_reason(NULL);
     d9_flight_clear();
     if (d9_seg_failed())
         return EIO;

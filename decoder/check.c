@@ -20,6 +20,12 @@ static int check_file(void *ctx, const char *path, const uint8_t *buf, size_t le
             d9_report_segment(stderr, path, &seg, 0);
         } else {
             d9_report_segment(stdout, path, &seg, c->verbose);
+            if (seg.dump_reason) { /* a dump's segment: why (sanitised: one line) */
+                fputs("  dump reason: ", stdout);
+                for (const char *r = seg.dump_reason; *r; r++)
+                    putchar((unsigned char)*r < 0x20 || *r == 0x7f ? '?' : *r);
+                putchar('\n');
+            }
         }
         c->bad += seg.status != D9_SEG_OK;
     }

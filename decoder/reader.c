@@ -122,6 +122,7 @@ static int parse_tlvs(struct d9_seg *s, const uint8_t *p, size_t n, size_t base)
         case D9_TLV_HOSTNAME: rc = set_str(&s->hostname, v, len); break;
         case D9_TLV_CLOCK: rc = set_str(&s->clock, v, len); break;
         case D9_TLV_AGENT_VERSION: rc = set_str(&s->agent_version, v, len); break;
+        case D9_TLV_DUMP_REASON: rc = set_str(&s->dump_reason, v, len); break;
         case D9_TLV_CMDLINE:
             rc = set_str(&s->cmdline, v, len);
             s->cmdline_len = len;
@@ -435,8 +436,9 @@ void d9_seg_free(struct d9_seg *s)
     free(s->hostname);
     free(s->clock);
     free(s->agent_version);
+    free(s->dump_reason);
     free(s->cmdline);
     free(s->threads);
-    s->exe = s->hostname = s->clock = s->agent_version = s->cmdline = NULL;
+    s->exe = s->hostname = s->clock = s->agent_version = s->dump_reason = s->cmdline = NULL;
     s->threads = NULL;
 }

@@ -51,6 +51,7 @@ struct d9_seg {
     /* Header (strings malloc'd, NUL-terminated; NULL when absent). */
     uint32_t version, pid, seq;
     char *exe, *hostname, *clock, *agent_version;
+    char *dump_reason;   /* D9_TLV_DUMP_REASON: why a dump wrote this segment */
     char *cmdline;       /* NUL-separated arguments */
     size_t cmdline_len;
     uint64_t anchor_real_ns, anchor_mono_ns;

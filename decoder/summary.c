@@ -3,9 +3,11 @@
  * JSON object. The numbers come from analysis.c. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "files.h"
 #include "fmt.h"
 #include "summary.h"
 
@@ -120,7 +122,49 @@ static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
     d9_jw_end(w);
 }
 
-static void print_json(const struct d9_model *m, const struct d9_summary *s, int bad)
+/* Segments written by a dump (D9_TLV_DUMP_REASON), read from the headers
+ * in a second, header-only pass: the model keeps no per-segment facts. */
+struct dump {
+    uint32_t pid, seq;
+    char *reason;
+};
+struct dumps {
+    struct dump *d;
+    size_t n, cap;
+};
+
+static int stop_at_first_event(void *ctx, const struct d9_event *ev)
+{
+    (void)ctx;
+    (void)ev;
+    return 1;
+}
+
+static int collect_dump(void *ctx, const char *path, const uint8_t *buf, size_t len)
+{
+    (void)path;
+    struct dumps *ds = ctx;
+    struct d9_seg seg;
+    int rc = d9_read_segment(buf, len, &seg, stop_at_first_event, NULL);
+    if (rc >= 0 && seg.dump_reason) {
+        if (ds->n == ds->cap) {
+            size_t cap = ds->cap ? 2 * ds->cap : 8;
+            struct dump *d = realloc(ds->d, cap * sizeof(*d));
+            if (!d) {
+                d9_seg_free(&seg);
+                return -1;
+            }
+            ds->d = d;
+            ds->cap = cap;
+        }
+        ds->d[ds->n++] = (struct dump){seg.pid, seg.seq, seg.dump_reason};
+        seg.dump_reason = NULL; /* now ours */
+    }
+    d9_seg_free(&seg);
+    return rc < 0 ? -1 : 0;
+}
+
+static void print_json(const struct d9_model *m, const struct d9_summary *s, int bad, const struct dumps *ds)
 {
     struct d9_jw w;
     d9_jw_init(&w, stdout);
@@ -141,6 +185,16 @@ static void print_json(const struct d9_model *m, const struct d9_summary *s, int
         d9_jw_str(&w, "cmdline", p->cmdline);
         d9_jw_str(&w, "hostname", p->hostname);
         d9_jw_u64(&w, "threads", nt);
+        d9_jw_arr(&w, "dumps");
+        for (size_t k = 0; k < ds->n; k++) {
+            if (ds->d[k].pid != p->pid)
+                continue;
+            d9_jw_obj(&w, NULL);
+            d9_jw_u64(&w, "seq", ds->d[k].seq);
+            d9_jw_str(&w, "reason", ds->d[k].reason);
+            d9_jw_end(&w);
+        }
+        d9_jw_end(&w);
         d9_jw_end(&w);
     }
     d9_jw_end(&w);
@@ -167,12 +221,19 @@ int d9_cmd_summary(char *const *paths, int npaths, int json)
     int bad = 0, rc = d9_load(&m, paths, npaths, &bad);
     if (rc == 0)
         rc = d9_analyse(&m, &s);
+    struct dumps ds = {0};
+    int ignored = 0; /* counted by d9_load already (a missing path is named twice on stderr) */
+    if (rc == 0 && json && d9_for_each_file(paths, npaths, collect_dump, &ds, &ignored) < 0)
+        rc = -1;
     if (rc < 0)
         fprintf(stderr, "dial9-decode: out of memory\n");
     else if (json)
-        print_json(&m, &s, bad);
+        print_json(&m, &s, bad, &ds);
     else
         print_text(&m, &s);
+    for (size_t k = 0; k < ds.n; k++)
+        free(ds.d[k].reason);
+    free(ds.d);
     d9_summary_free(&s);
     d9_model_free(&m);
     return rc < 0 || bad ? 1 : 0;

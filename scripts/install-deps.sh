@@ -7,7 +7,7 @@ want="gcc make pkg-config liblz4-dev"
 case "${1:-build}" in
   build) ;;
   test)
-    want="$want check python3 memcached libmemcached-tools redis-server redis-tools valgrind binutils protobuf-compiler clang libclang-rt-14-dev"
+    want="$want check python3 memcached libmemcached-tools redis-server redis-tools valgrind binutils protobuf-compiler clang libclang-rt-14-dev libcap2-bin util-linux"
     # Real services of the integration tests: nginx (thread pools), wrk,
     # and a Tokio/hyper server built offline by Debian's cargo from
     # Debian's crates. node may come from elsewhere: Debian's only if none.

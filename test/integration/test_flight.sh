@@ -22,6 +22,9 @@ d9_assert_sealed "$dir"
 d9_assert_check "$dir"
 got=$(wakes "$dir")
 [ "$got" -ge 700 ] || d9_fail "signal dump holds $got of 700 wakes" # + any the runtime made
+# The dump says why it was written (D9_TLV_DUMP_REASON): "signal 12" for SIGUSR2.
+"$D9_DECODER" check "$dir" | grep -qx '  dump reason: signal 12' ||
+    d9_fail "signal dump lacks its reason: $("$D9_DECODER" check "$dir")"
 # The signal interrupts its nanosleep (EINTR, as with any handler): it may have ended.
 kill -TERM "$D9_PID" 2>/dev/null
 d9_wait_exit "$D9_PID" 10
@@ -35,6 +38,11 @@ grep -q '^dump2 -1 16$' "$out" || d9_fail "second dump was not rate-limited (EBU
 d9_assert_check "$D9_TMP/api"
 got=$(wakes "$D9_TMP/api")
 [ "$got" -eq 300 ] || d9_fail "api dump holds $got of 300 wakes"
+"$D9_DECODER" check "$D9_TMP/api" | grep -qx '  dump reason: my-reason' ||
+    d9_fail "api dump lacks its reason: $("$D9_DECODER" check "$D9_TMP/api")"
+"$D9_DECODER" summary --json "$D9_TMP/api" >"$D9_TMP/sum.json" || d9_fail "summary --json failed"
+reasons=$(d9_json "$D9_TMP/sum.json" '",".join(d["reason"] for p in j["processes"] for d in p["dumps"])')
+[ "$reasons" = my-reason ] || d9_fail "summary --json dumps: '$reasons', expected my-reason"
 
 # 3. A slow-syscall anomaly (mmap MAP_POPULATE of 128 MiB takes well over 1 ms).
 DIAL9_TRIGGER_SLOW_SYSCALL_MS=1 d9_run_traced "$D9_TMP/slow" "$D9_PROGS/flight_dump" slow 1 \

@@ -1,0 +1,203 @@
+#!/bin/bash
+# Faults the agent must survive without failing the program (issue 4):
+# disk full and resumed, trace directory removed while running, unwritable
+# DIAL9_DIR, files in the way, a symlink planted at the next segment's
+# path; and the trace's own safety: 0700 directories, 0600 files, the
+# command line recorded, the environment never.
+# The program's ground truth is fault_writer's own output ("start",
+# "wakes N", "end", exit 0) and, untraced, the same lines.
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer"
+FW=$D9_PROGS/fault_writer
+skipped=""
+mounts=""
+cleanup_mounts() {
+    local m
+    for m in $mounts; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
+    d9_cleanup
+}
+trap cleanup_mounts EXIT
+
+mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+# dial9's own lines on a stderr file, but for the exit tally of what was
+# dropped (writer.c: "N events were not written"), which is not a fault message.
+agent_lines() { grep '^dial9: ' "$1" | grep -vc 'events were not written$' || true; }
+# The program behaved as untraced: exit 0, start/wakes/end.
+assert_program_ok() { # RC OUTFILE WHAT
+    [ "$1" -eq 0 ] || d9_fail "$3: fault_writer exited $1"
+    [ "$(grep -v '^wakes [0-9]*$' "$2" | tr '\n' ' ')" = "start end " ] ||
+        d9_fail "$3: output differs from an untraced run: $(cat "$2")"
+    grep -q '^wakes [1-9][0-9]*$' "$2" || d9_fail "$3: no wakes line: $(cat "$2")"
+}
+wait_for() { # SECONDS COMMAND...: polls every 50 ms
+    local i=0
+    while [ $i -lt $(($1 * 20)) ]; do
+        "${@:2}" && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# Reference: untraced, the program says start/wakes/end and exits 0.
+"$FW" 0.2 >"$D9_TMP/ref" || d9_fail "fault_writer failed untraced"
+assert_program_ok 0 "$D9_TMP/ref" untraced
+
+# ---- (a) Disk full, then space returns -------------------------------------
+full=$D9_TMP/full
+mkdir -p "$full"
+if ! mount -t tmpfs -o size=256k tmpfs "$full" 2>"$D9_TMP/mount.err"; then
+    skipped="$skipped disk-full (mount -t tmpfs not permitted: $(head -c 200 "$D9_TMP/mount.err"))"
+else
+    mounts="$full"
+    # 200 wakes per ms fills 256 KiB within a second or two.
+    DIAL9_MAX_FILE_SIZE=64K d9_start_traced "$full/t" "$FW" 8 200 >"$D9_TMP/a.out" 2>"$D9_TMP/a.err"
+    nospace() { grep -q 'No space left on device' "$D9_TMP/a.err"; }
+    wait_for 6 nospace || d9_fail "disk full: no message after 6 s: $(cat "$D9_TMP/a.err"; df -k "$full")"
+    dir=$(d9_proc_dir "$full/t" "$D9_PID") || exit 1
+    # Slow the program first, so that freed space is not refilled at once.
+    kill -USR1 "$D9_PID"
+    sleep 0.3
+    # The segments sealed while the disk filled are whole and readable.
+    mkdir "$D9_TMP/sealed"
+    cp "$dir"/*.d9 "$D9_TMP/sealed/" || d9_fail "disk full: no sealed segment: $(ls -l "$dir")"
+    d9_assert_check "$D9_TMP/sealed"
+    sealed_events=$("$D9_DECODER" events --json "$D9_TMP/sealed" | grep -c '"type":"wake"' || true)
+    [ "$sealed_events" -gt 0 ] || d9_fail "disk full: sealed segments hold no wake"
+    rm -f "$dir"/*.d9 # the agent's own sealed segments: space returns
+    t_free=$(mono_ns)
+    again() { grep -q "^dial9: writing to $dir again" "$D9_TMP/a.err"; }
+    wait_for 10 again || d9_fail "disk full: no 'writing to $dir again' 10 s after space returned: $(cat "$D9_TMP/a.err")"
+    d9_wait_exit "$D9_PID" 30
+    assert_program_ok "$D9_RC" "$D9_TMP/a.out" "disk full"
+    n=$(grep -c 'cannot write to\|cannot create a segment' "$D9_TMP/a.err" || true)
+    [ "$n" -eq 1 ] || d9_fail "disk full: said $n times (expected once): $(cat "$D9_TMP/a.err")"
+    n=$(grep -c 'again$' "$D9_TMP/a.err" || true)
+    [ "$n" -eq 1 ] || d9_fail "disk full: resumed $n times (expected once): $(cat "$D9_TMP/a.err")"
+    d9_assert_sealed "$dir"
+    d9_assert_check "$dir"
+    after=$("$D9_DECODER" events --json "$dir" |
+        python3 -c 'import json, sys; t = int(sys.argv[1]); print(sum(1 for l in sys.stdin if (e := json.loads(l))["type"] == "wake" and e["ts"] > t))' "$t_free")
+    [ "$after" -gt 0 ] || d9_fail "disk full: no wake recorded after space returned"
+    d9_log "disk full: one message, $sealed_events wakes in the sealed segments, resumed, $after wakes after"
+fi
+
+# ---- (b) The trace directory removed while running -------------------------
+# Segments rotate every 32 KiB, so the agent must create one after the removal.
+DIAL9_MAX_FILE_SIZE=32K d9_start_traced "$D9_TMP/rm" "$FW" 3 20 >"$D9_TMP/b.out" 2>"$D9_TMP/b.err"
+exists() { [ -n "$(find "$D9_TMP/rm" -name '*.d9' 2>/dev/null | head -n 1)" ]; }
+wait_for 10 exists || d9_fail "removed dir: nothing recorded before the removal"
+rm -rf "$D9_TMP/rm"
+t_rm=$(mono_ns)
+d9_wait_exit "$D9_PID" 30
+assert_program_ok "$D9_RC" "$D9_TMP/b.out" "removed dir"
+n=$(agent_lines "$D9_TMP/b.err")
+[ "$n" -le 1 ] || d9_fail "removed dir: $n messages (at most one): $(cat "$D9_TMP/b.err")"
+dir=$(d9_proc_dir "$D9_TMP/rm" "$D9_PID") || d9_fail "removed dir: not recreated"
+d9_assert_check "$dir"
+after=$("$D9_DECODER" events --json "$dir" |
+    python3 -c 'import json, sys; t = int(sys.argv[1]); print(sum(1 for l in sys.stdin if json.loads(l)["ts"] > t))' "$t_rm")
+[ "$after" -gt 0 ] || d9_fail "removed dir: recreated but nothing recorded after the removal"
+d9_log "removed dir: recreated, $after events after the removal, $n message(s)"
+
+# ---- (c) DIAL9_DIR unwritable ----------------------------------------------
+# Root ignores permission bits: a path under a regular file (ENOTDIR), and a
+# read-only mount when mounting is allowed.
+unwritable() { # DIR WHAT
+    local rc=0
+    d9_run_traced "$1" "$FW" 0.3 >"$D9_TMP/c.out" 2>"$D9_TMP/c.err" || rc=$?
+    assert_program_ok "$rc" "$D9_TMP/c.out" "$2"
+    n=$(agent_lines "$D9_TMP/c.err")
+    [ "$n" -eq 1 ] || d9_fail "$2: $n messages (expected one): $(cat "$D9_TMP/c.err")"
+    grep -q "$1" "$D9_TMP/c.err" || d9_fail "$2: the message does not name $1: $(cat "$D9_TMP/c.err")"
+}
+echo data >"$D9_TMP/afile"
+unwritable "$D9_TMP/afile/x" "DIAL9_DIR under a file"
+ro=$D9_TMP/ro
+mkdir -p "$ro"
+if mount -t tmpfs -o ro,size=64k tmpfs "$ro" 2>/dev/null; then
+    mounts="$mounts $ro"
+    unwritable "$ro" "read-only DIAL9_DIR"
+    [ -z "$(ls -A "$ro")" ] || d9_fail "read-only DIAL9_DIR: something was written"
+fi
+
+# ---- (d) Files in the way -----------------------------------------------------
+# DIAL9_DIR itself a file: one message, the file untouched.
+unwritable "$D9_TMP/afile" "DIAL9_DIR is a file"
+[ "$(cat "$D9_TMP/afile")" = data ] || d9_fail "DIAL9_DIR is a file: it was changed"
+# A file named like the process directory (<exe>.<pid>: the shell's pid,
+# which exec keeps): the agent records into another name, never into it.
+mkdir -p "$D9_TMP/way"
+sh -c 'echo planted >"$1/fault_writer.$$" && exec env LD_PRELOAD="$2" DIAL9_DIR="$1" DIAL9_QUIET=1 "$3" 0.3' \
+    sh "$D9_TMP/way" "$D9_AGENT" "$FW" >"$D9_TMP/d.out" 2>"$D9_TMP/d.err" &
+pid=$!
+d9_track "$pid"
+d9_wait_exit "$pid" 30
+assert_program_ok "$D9_RC" "$D9_TMP/d.out" "file in the way"
+[ "$(cat "$D9_TMP/way/fault_writer.$pid")" = planted ] || d9_fail "file in the way: it was changed"
+[ -d "$D9_TMP/way/fault_writer.$pid.2" ] || d9_fail "file in the way: no fault_writer.$pid.2: $(ls "$D9_TMP/way")"
+d9_assert_sealed "$D9_TMP/way/fault_writer.$pid.2"
+d9_assert_check "$D9_TMP/way/fault_writer.$pid.2"
+n=$(agent_lines "$D9_TMP/d.err")
+[ "$n" -le 1 ] || d9_fail "file in the way: $n messages: $(cat "$D9_TMP/d.err")"
+d9_log "files in the way: DIAL9_DIR a file (one message), process dir taken (recorded in .2)"
+
+# ---- (e) A symlink planted at the next segment's path ------------------------
+# Segments are NNNNNN.d9.open while written, NNNNNN.d9 once sealed
+# (segment.c), rotated every second here: plant a link at the next name.
+echo original >"$D9_TMP/target"
+DIAL9_ROTATION_SECS=1 d9_start_traced "$D9_TMP/ln" "$FW" 4 5 >"$D9_TMP/e.out" 2>"$D9_TMP/e.err"
+# The newest segment name, open or sealed.
+last_seg() { find "$D9_TMP/ln" -name '*.d9*' 2>/dev/null | sort | tail -n 1; }
+has_seg() { [ -n "$(last_seg)" ]; }
+wait_for 10 has_seg || d9_fail "symlink: no segment"
+planted=""
+for _ in $(seq 50); do
+    cur=$(last_seg)
+    d=$(dirname "$cur")
+    next=$(printf '%06d' $((10#$(basename "$cur" | cut -c1-6) + 1)))
+    # ln fails when the agent created that name first: try again.
+    if ln -s "$D9_TMP/target" "$d/$next.d9.open" 2>/dev/null; then
+        planted=$next
+        break
+    fi
+    sleep 0.1
+done
+[ -n "$planted" ] || d9_fail "symlink: could not plant a link ahead of the agent"
+d9_wait_exit "$D9_PID" 30
+assert_program_ok "$D9_RC" "$D9_TMP/e.out" symlink
+[ "$(cat "$D9_TMP/target")" = original ] || d9_fail "symlink: the agent wrote through the link"
+[ -L "$d/$planted.d9.open" ] || d9_fail "symlink: the link was replaced"
+n=$(grep -c "$planted.d9.open exists and is not ours" "$D9_TMP/e.err" || true)
+[ "$n" -eq 1 ] || d9_fail "symlink: expected one message about $planted: $(cat "$D9_TMP/e.err")"
+[ "$(agent_lines "$D9_TMP/e.err")" -eq 1 ] || d9_fail "symlink: other messages: $(cat "$D9_TMP/e.err")"
+later=$(printf '%06d' $((10#$planted + 1)))
+[ -f "$d/$later.d9" ] || d9_fail "symlink: the trace did not continue in $later.d9: $(ls "$d")"
+rm -f "$d/$planted.d9.open"
+d9_assert_check "$d"
+d9_log "symlink at $planted.d9.open: skipped with one message, target unchanged, continued in $later.d9"
+
+# ---- (f) Modes; the command line recorded, the environment never -------------
+secret=zq8Env$RANDOM$RANDOM
+argmark=zq8Arg$RANDOM$RANDOM
+DIAL9_TEST_SECRET=$secret d9_run_traced "$D9_TMP/modes/sub" "$FW" 0.3 5 "$argmark" >"$D9_TMP/f.out" 2>&1 ||
+    d9_fail "modes: fault_writer failed: $(cat "$D9_TMP/f.out")"
+for p in "$D9_TMP/modes" "$D9_TMP/modes/sub" "$D9_TMP"/modes/sub/*; do
+    [ "$(stat -c %a "$p")" = 700 ] || d9_fail "modes: $p is $(stat -c %a "$p"), not 700"
+done
+files=$(find "$D9_TMP/modes/sub" -type f | wc -l)
+[ "$files" -gt 0 ] || d9_fail "modes: no segment"
+bad=$(find "$D9_TMP/modes/sub" -type f ! -perm 600)
+[ -z "$bad" ] || d9_fail "modes: not 0600: $bad"
+# Raw bytes (the header is uncompressed), and every decoded event.
+! grep -rqa "$secret" "$D9_TMP/modes" || d9_fail "modes: the environment was recorded"
+! "$D9_DECODER" events --json "$D9_TMP/modes" | grep -q "$secret" || d9_fail "modes: the environment is in an event"
+"$D9_DECODER" summary --json "$D9_TMP/modes" >"$D9_TMP/f.json" || d9_fail "modes: summary failed"
+cmd=$(d9_json "$D9_TMP/f.json" '" ".join(p["cmdline"] for p in j["processes"])')
+case $cmd in *"$argmark"*) ;; *) d9_fail "modes: the cmdline marker is not in processes[].cmdline: $cmd" ;; esac
+d9_log "modes: dirs 0700, $files files 0600, cmdline recorded, environment not"
+
+if [ -n "$skipped" ]; then
+    d9_skip "everything else passed; not run:$skipped"
+fi
+d9_log "faults: disk full, removed dir, unwritable dir, files in the way, symlink, modes OK"

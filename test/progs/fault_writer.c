@@ -1,0 +1,51 @@
+/* fault_writer.c - a steady, known stream of events for test_faults.sh:
+ * condvar signals (one wake event each) for SECONDS, BATCH of them per
+ * millisecond (nanosleep between batches). SIGUSR1 drops the rate to one
+ * wake per millisecond (so a refilled disk does not fill again at once).
+ * Prints "start", "wakes N" (every wake it made) and "end"; exits 0.
+ * Further arguments are ignored (the tests pass markers in the cmdline).
+ * usage: fault_writer SECONDS [BATCH] [ARG...] */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile sig_atomic_t slow;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    slow = 1;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s SECONDS [BATCH] [ARG...]\n", argv[0]);
+        return 2;
+    }
+    double secs = atof(argv[1]);
+    long batch = argc > 2 ? atol(argv[2]) : 100;
+    signal(SIGUSR1, on_usr1);
+    printf("start\n");
+    fflush(stdout);
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    long wakes = 0;
+    double end = now() + secs;
+    while (now() < end) {
+        for (long i = 0, n = slow ? 1 : batch; i < n; i++, wakes++)
+            pthread_cond_signal(&cv);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    printf("wakes %ld\nend\n", wakes);
+    return 0;
+}
