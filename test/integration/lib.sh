@@ -125,6 +125,16 @@ d9_assert_check() {
     [ "$rc" -eq 0 ] || d9_fail "dial9-decode check exited $rc: $out"
 }
 
+# d9_sealed_dir DIR PID: the process's trace directory, after asserting that
+# its segments are all sealed and intact. Call as dir=$(...) || exit 1.
+d9_sealed_dir() {
+    local d
+    d=$(d9_proc_dir "$1" "$2") || exit 1
+    d9_assert_sealed "$d"
+    d9_assert_check "$d"
+    echo "$d"
+}
+
 # d9_decode_to FILE SUBCOMMAND PATH...: runs the decoder, output into FILE.
 d9_decode_to() {
     local out=$1

@@ -14,9 +14,7 @@ d9_wait_exit "$demo" 120
 cat "$D9_TMP/out"
 [ "$D9_RC" -eq 0 ] || d9_fail "demo exited $D9_RC: $(cat "$D9_TMP/err")"
 
-dir=$(d9_proc_dir "$trace" "$demo") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$demo") || exit 1
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
 
 d9_py '

@@ -22,9 +22,7 @@ ndirs=$(find "$trace" -mindepth 1 -maxdepth 1 -type d | wc -l)
 for who in parent child; do
     pid=$ppid_
     [ $who = child ] && pid=$cpid
-    dir=$(d9_proc_dir "$trace" "$pid") || exit 1
-    d9_assert_sealed "$dir"
-    d9_assert_check "$dir"
+    dir=$(d9_sealed_dir "$trace" "$pid") || exit 1
     d9_decode_to "$D9_TMP/$who.jsonl" events --json "$dir"
 done
 

@@ -13,9 +13,7 @@ d9_run_traced "$trace" "$D9_PROGS/ground_truth" >"$D9_TMP/truth.json" 2>"$D9_TMP
     d9_fail "ground_truth failed under the agent: $(cat "$D9_TMP/stderr")"
 [ -s "$D9_TMP/stderr" ] && d9_fail "unexpected stderr: $(cat "$D9_TMP/stderr")"
 pid=$(d9_json "$D9_TMP/truth.json" 'j["pid"]') || exit 1
-dir=$(d9_proc_dir "$trace" "$pid") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$pid") || exit 1
 d9_decode_to "$D9_TMP/events.jsonl" events --json "$dir"
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
 
@@ -89,9 +87,7 @@ DIAL9_BUFFER_EVENTS=64 d9_run_traced "$trace" "$D9_PROGS/ground_truth" --burst 2
 # The agent must accept 64 (a power of two) without complaint.
 [ -s "$D9_TMP/bstderr" ] && d9_fail "unexpected stderr: $(cat "$D9_TMP/bstderr")"
 pid=$(d9_json "$D9_TMP/btruth.json" 'j["pid"]') || exit 1
-dir=$(d9_proc_dir "$trace" "$pid") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$pid") || exit 1
 d9_decode_to "$D9_TMP/bevents.jsonl" events --json "$dir"
 d9_decode_to "$D9_TMP/bsummary.json" summary --json "$dir"
 

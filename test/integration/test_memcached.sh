@@ -31,9 +31,7 @@ kill -TERM "$mc"
 d9_wait_exit "$mc" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "memcached exited $D9_RC after SIGTERM: $(cat "$D9_TMP/mc.out")"
 
-dir=$(d9_proc_dir "$trace" "$mc") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$mc") || exit 1
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
 d9_decode_to "$D9_TMP/events.json" events --json "$dir"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"

@@ -28,9 +28,7 @@ timeout 30 redis-cli -h 127.0.0.1 -p "$port" shutdown nosave >/dev/null 2>&1 || 
 d9_wait_exit "$redis" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "redis-server exited $D9_RC: $(tail -n 20 "$D9_TMP/redis.out")"
 
-dir=$(d9_proc_dir "$trace" "$redis") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$redis") || exit 1
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"
 

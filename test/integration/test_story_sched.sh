@@ -35,9 +35,7 @@ run_story() {
         grep -q . && d9_fail "unexpected stderr: $(cat "$D9_TMP/$name.stderr")"
     local pid
     pid=$(d9_json "$D9_TMP/$name.truth.json" 'j["pid"]') || exit 1
-    dir=$(d9_proc_dir "$D9_TMP/$name" "$pid") || exit 1
-    d9_assert_sealed "$dir"
-    d9_assert_check "$dir"
+    dir=$(d9_sealed_dir "$D9_TMP/$name" "$pid") || exit 1
     d9_decode_to "$D9_TMP/$name.events.jsonl" events --json "$dir"
     d9_decode_to "$D9_TMP/$name.summary.json" summary --json "$dir"
 }

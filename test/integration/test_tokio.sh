@@ -30,9 +30,7 @@ d9_log "$(tr '\n' ';' <"$D9_TMP/tids") threads: $(tr '\n' ' ' <"$D9_TMP/threads"
 kill -TERM "$srv"
 d9_wait_exit "$srv" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "tokio_http exited $D9_RC after SIGTERM: $(cat "$D9_TMP/tokio.out")"
-dir=$(d9_proc_dir "$trace" "$srv") || exit 1
-d9_assert_sealed "$dir"
-d9_assert_check "$dir"
+dir=$(d9_sealed_dir "$trace" "$srv") || exit 1
 d9s_decode_all "$dir"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"
 
