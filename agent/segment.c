@@ -297,6 +297,7 @@ int d9_seg_init(const struct d9_config *c)
 {
     cfg = c;
     hdr_cap = 4096 + sizeof(exe) + sizeof(cmdline) + sizeof(host) + (size_t)c->max_threads * (4 + 1 + 16);
+    hdr_cap = (hdr_cap + 15) & ~(size_t)15; /* the tid array that follows needs 4-byte alignment */
     size_t bytes = hdr_cap + (size_t)c->max_threads * (4 + 16);
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {

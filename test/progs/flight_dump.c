@@ -6,6 +6,18 @@
  *                             then dial9_dump("bulk") and "dump RC ERRNO".
  *   flight_dump slow SECONDS  one mmap(MAP_POPULATE) of 128 MiB (a slow
  *                             syscall), prints "slow", sleeps SECONDS.
+ *   flight_dump busy MS SETTLE_MS
+ *                             condvar signals (WAKEs, never a park) for MS
+ *                             ms, prints "busy N", then sleeps SETTLE_MS
+ *                             (the writer drains, evaluates and dumps).
+ *   flight_dump wake HOLD_MS SETTLE_MS
+ *                             a thread parks in pthread_cond_wait; main,
+ *                             holding the mutex, signals the condvar (WAKE)
+ *                             and keeps the mutex HOLD_MS ms more (a
+ *                             nanosleep), so the waiter's cond_wait returns
+ *                             (UNPARK) at least HOLD_MS after the WAKE;
+ *                             prints "wake LATE_MS" (as the waiter measured
+ *                             it), then sleeps SETTLE_MS.
  * dial9_dump is looked up with dlsym, so the program runs without the agent. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,6 +39,31 @@ static int dump(const char *reason, int *err)
     int rc = fn(reason);
     *err = rc ? errno : 0;
     return rc;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static pthread_mutex_t wm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wcv = PTHREAD_COND_INITIALIZER;
+static int wready, wgo;
+static double wsignalled, wreturned;
+static double now(void);
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wm);
+    wready = 1;
+    while (!wgo)
+        pthread_cond_wait(&wcv, &wm); /* releases wm atomically: main sees wready only once we wait */
+    wreturned = now();
+    pthread_mutex_unlock(&wm);
+    return NULL;
 }
 
 static double now(void)
@@ -73,6 +110,40 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
         return 0;
     }
-    fprintf(stderr, "usage: %s api N REASON | bulk SECONDS | slow SECONDS\n", argv[0]);
+    if (argc == 4 && !strcmp(argv[1], "busy")) {
+        double end = now() + atol(argv[2]) / 1e3;
+        long n = 0;
+        while (now() < end)
+            for (int i = 0; i < 100; i++, n++)
+                pthread_cond_signal(&cv);
+        printf("busy %ld\n", n);
+        fflush(stdout);
+        sleep_ms(atol(argv[3]));
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "wake")) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, waiter, NULL) != 0)
+            return 1;
+        for (;;) {
+            pthread_mutex_lock(&wm);
+            if (wready)
+                break;
+            pthread_mutex_unlock(&wm);
+            sleep_ms(1);
+        }
+        wgo = 1;
+        wsignalled = now();
+        pthread_cond_signal(&wcv);
+        sleep_ms(atol(argv[2])); /* the waiter cannot return from cond_wait before we unlock */
+        pthread_mutex_unlock(&wm);
+        pthread_join(th, NULL);
+        printf("wake %ld\n", (long)((wreturned - wsignalled) * 1e3));
+        fflush(stdout);
+        sleep_ms(atol(argv[3]));
+        return 0;
+    }
+    fprintf(stderr, "usage: %s api N REASON | bulk SECONDS | slow SECONDS | busy MS SETTLE_MS | wake HOLD_MS SETTLE_MS\n",
+            argv[0]);
     return 2;
 }
