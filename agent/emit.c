@@ -24,7 +24,10 @@ uint64_t d9_now(void)
 static int push_ev(struct d9_slot *s, const struct d9_raw_event *ev)
 {
     int half = 0;
-    if (D9_UNLIKELY(d9_ring_push(&s->ring, ev, &half) < 0)) {
+    /* The last entry is kept for THREAD_EXIT: every thread's trace ends with
+     * its exit even when its ring filled up (its losses are DROP counts). */
+    uint32_t keep = ev->type != D9_EV_THREAD_EXIT;
+    if (D9_UNLIKELY(d9_ring_push_keep(&s->ring, ev, &half, keep) < 0)) {
         atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
         return -1;
     }

@@ -21,18 +21,25 @@ struct d9_ring {
 };
 
 /* Producer: returns 0 when stored, -1 when full (the caller counts a drop).
+ * keep: entries that must stay free after this push (1 for ordinary events,
+ * so a thread's final THREAD_EXIT always finds room; 0 for that event).
  * *half is set to 1 when this push is the one that made the ring half full,
  * so the caller can kick the writer once per fill rather than per event. */
-static inline int d9_ring_push(struct d9_ring *r, const struct d9_raw_event *ev, int *half)
+static inline int d9_ring_push_keep(struct d9_ring *r, const struct d9_raw_event *ev, int *half, uint32_t keep)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (h - t >= r->cap)
+    if (h - t + keep >= r->cap)
         return -1;
     r->buf[h & (r->cap - 1)] = *ev;
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
     *half = (h + 1 - t) == r->cap / 2;
     return 0;
+}
+
+static inline int d9_ring_push(struct d9_ring *r, const struct d9_raw_event *ev, int *half)
+{
+    return d9_ring_push_keep(r, ev, half, 0);
 }
 
 /* Consumer: copies up to max events into out, frees their space, returns n. */

@@ -48,10 +48,10 @@ for tid, wakes in made.items():
     c = per[tid]
     if c["thread_start"] != 1:
         errors.append(f"tid {tid}: {c['thread_start']} thread_start")
-    # A thread whose ring was full at its exit lost its thread_exit: then
-    # the drop count includes it.
-    if c["thread_exit"] != 1 and not dropped[tid]:
-        errors.append(f"tid {tid}: {c['thread_exit']} thread_exit and no drop")
+    # The ring keeps its last entry for thread_exit: every thread ends with
+    # one, even one whose ring was full.
+    if c["thread_exit"] != 1:
+        errors.append(f"tid {tid}: {c['thread_exit']} thread_exit (dropped {dropped[tid]})")
     other |= set(c) - {"wake", "thread_start", "thread_name", "thread_exit"}
     # Recorded + dropped = the wakes made + start, name and exit.
     if sum(c.values()) + dropped[tid] != wakes + 3:

@@ -50,6 +50,23 @@ START_TEST(fill_then_full)
 }
 END_TEST
 
+/* keep = 1 leaves the last entry free; keep = 0 (THREAD_EXIT) may take it. */
+START_TEST(keep_reserves_last_entry)
+{
+    struct d9_ring *r = ring_new(CAP);
+    int half;
+    struct d9_raw_event ev = {.type = D9_EV_WAKE};
+    for (int i = 0; i < CAP - 1; i++)
+        ck_assert_int_eq(d9_ring_push_keep(r, &ev, &half, 1), 0);
+    ck_assert_int_eq(d9_ring_push_keep(r, &ev, &half, 1), -1);
+    ev.type = D9_EV_THREAD_EXIT;
+    ck_assert_int_eq(d9_ring_push_keep(r, &ev, &half, 0), 0);
+    ck_assert_uint_eq(d9_ring_used(r), CAP);
+    ck_assert_int_eq(d9_ring_push_keep(r, &ev, &half, 0), -1);
+    ring_free(r);
+}
+END_TEST
+
 START_TEST(half_fires_once_per_fill)
 {
     struct d9_ring *r = ring_new(CAP);
@@ -135,6 +152,7 @@ D9_SUITE(ring)
     TCase *tc = tcase_create("ring");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, fill_then_full);
+    tcase_add_test(tc, keep_reserves_last_entry);
     tcase_add_test(tc, half_fires_once_per_fill);
     tcase_add_test(tc, wraps_in_order);
     tcase_add_test(tc, two_thread_stress);
