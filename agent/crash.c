@@ -21,6 +21,7 @@
 #include "flight.h"
 #include "log.h"
 #include "segment.h"
+#include "sigchain.h"
 
 #define D9_CRASH_RAW (256u << 10)     /* bytes of payload per crash block */
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
@@ -28,7 +29,6 @@
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
-static struct sigaction prev[NCRASH];
 static _Atomic int crashed, dump_done;
 
 /* Mapped at init. */
@@ -225,9 +225,6 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     d9_busy++;
-    size_t k = 0;
-    while (k < NCRASH && crash_signals[k] != sig)
-        k++;
     if (!atomic_exchange(&crashed, 1)) {
         write_crash(sig);
         atomic_store(&dump_done, 1);
@@ -239,12 +236,13 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
             nanosleep(&ms, NULL);
         }
     }
-    /* As if we had never been there: the previous disposition, and the same
+    /* As if we had never been there: the program's disposition (installed
+     * before or after ours, sigchain.h) back in the kernel, and the same
      * signal with the same siginfo, delivered when this handler returns
-     * (the signal is blocked until then). A fault re-executes after the
-     * previous handler returns, exactly as without the agent. */
-    if (k < NCRASH)
-        sigaction(sig, &prev[k], NULL);
+     * (the signal is blocked until then). The kernel runs the program's
+     * handler with its own flags and mask; a fault re-executes after it
+     * returns, exactly as without the agent. */
+    d9_sigchain_release(sig);
     pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
     if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
         syscall(SYS_tgkill, pid, tid, sig);
@@ -271,15 +269,9 @@ int d9_crash_init(const struct d9_config *c)
         return -1;
     }
     d9_seg_facts(&facts);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = on_crash;
-    sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    for (size_t i = 0; i < NCRASH; i++) {
-        if (sigaction(crash_signals[i], NULL, &prev[i]) < 0 || prev[i].sa_handler == SIG_IGN)
-            continue; /* ignored stays ignored (SIGABRT from abort() still ends the process) */
-        sigaction(crash_signals[i], &sa, NULL);
-    }
+    sigset_t all;
+    sigfillset(&all); /* nothing else runs on this thread meanwhile */
+    for (size_t i = 0; i < NCRASH; i++) /* ignored stays ignored (SIGABRT from abort() still ends the process) */
+        d9_sigchain_install(crash_signals[i], on_crash, SA_ONSTACK, &all, 1);
     return 0;
 }

@@ -16,11 +16,11 @@
 
 #include "core.h"
 #include "log.h"
+#include "sigchain.h"
 
 #define D9_MATCH_TABLE 64 /* recent wakes / unparks kept to match each other */
 
 static const struct d9_config *cfg;
-static struct sigaction prev; /* the dump signal's handler before ours */
 static _Atomic int sig_pending;
 
 /* dial9_dump() requests: the caller writes reason, bumps api_req and
@@ -54,14 +54,10 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     atomic_store(&sig_pending, 1);
     d9_writer_wake();
     errno = saved;
-    /* The program's handler installed before ours still runs; a default
-     * or ignored disposition is not applied (the default would kill). */
-    if (prev.sa_flags & SA_SIGINFO) {
-        if (prev.sa_sigaction)
-            prev.sa_sigaction(sig, si, uc);
-    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
-        prev.sa_handler(sig);
-    }
+    /* The program's handler, installed before or after ours (sigchain.h),
+     * still runs. A default or ignored disposition is not applied: the
+     * signal asks for a dump (the default would kill). */
+    d9_sigchain_call(sig, si, uc);
 }
 
 int d9_dump_init(const struct d9_config *c)
@@ -79,18 +75,10 @@ int d9_dump_init(const struct d9_config *c)
     }
     if (!c->dump_signal)
         return 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    if (sigaction((int)c->dump_signal, NULL, &prev) < 0) {
-        d9_log("signal %u: %s; no dump signal", c->dump_signal, strerror(errno));
-        return 0;
-    }
-    sa.sa_sigaction = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* Interrupted calls restart as they would have under the previous handler. */
-    int restart = prev.sa_handler == SIG_DFL || prev.sa_handler == SIG_IGN ? SA_RESTART : prev.sa_flags & SA_RESTART;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | restart;
-    if (sigaction((int)c->dump_signal, &sa, NULL) < 0)
+    sigset_t none;
+    sigemptyset(&none);
+    /* Interrupted calls restart as they would under the program's handler. */
+    if (d9_sigchain_install((int)c->dump_signal, on_signal, SA_ONSTACK, &none, 0) < 0)
         d9_log("signal %u: %s; no dump signal", c->dump_signal, strerror(errno));
     return 0;
 }

@@ -114,7 +114,9 @@
     X(int, execv, (const char *, char *const *), NULL)                         \
     X(int, execvp, (const char *, char *const *), NULL)                        \
     X(int, execvpe, (const char *, char *const *, char *const *), NULL)        \
-    X(int, fexecve, (int, char *const *, char *const *), NULL)
+    X(int, fexecve, (int, char *const *, char *const *), NULL)                \
+    X(int, sigaction, (int, const struct sigaction *, struct sigaction *),     \
+      NULL)
 
 #define D9_REAL_FIELD(ret, name, params, ver) ret(*name) params;
 struct d9_real {

@@ -4,12 +4,14 @@
 # wake is in the trace (crash.d9 + whatever the writer wrote). With
 # DIAL9_FLUSH_MS=60000 the writer never drained them: only the crash
 # handler can have written them. A SIGSEGV handler the program installs
-# still runs.
+# after the agent (sigchain.h) does not replace the agent's: the crash dump
+# is written, then the program's handler runs (and prints the same thing
+# and exits with the same status as without the agent).
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/crash_after"
 
 for mode in continuous flight; do
-    for how in segv abort handler; do
+    for how in segv abort handler exit; do
         plain=0
         "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
         rc=0
@@ -17,11 +19,14 @@ for mode in continuous flight; do
             "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/err" || rc=$?
         [ "$rc" -eq "$plain" ] || d9_fail "$mode $how: exit status $rc, without the agent $plain"
         grep -q '^wakes 4000$' "$D9_TMP/err" || d9_fail "$mode $how: program did not report: $(cat "$D9_TMP/err")"
-        if [ "$how" = handler ]; then
-            # The program's handler replaced the agent's (installed later): it runs, no crash dump.
-            grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "the program's SIGSEGV handler did not run"
-            continue
-        fi
+        case $how in
+        handler) grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "$mode: the program's SIGSEGV handler did not run" ;;
+        exit)
+            [ "$rc" -eq 42 ] || d9_fail "$mode exit: exit status $rc, not the handler's 42"
+            grep -q '^handler exit 11$' "$D9_TMP/plain.err" || d9_fail "exit without the agent: $(cat "$D9_TMP/plain.err")"
+            grep -q '^handler exit 11$' "$D9_TMP/err" || d9_fail "$mode exit: handler did not run: $(cat "$D9_TMP/err")"
+            ;;
+        esac
         dir=$D9_TMP/$mode-$how
         [ -n "$(find "$dir" -name crash.d9)" ] || d9_fail "$mode $how: no crash.d9 in $(find "$dir")"
         d9_assert_check "$dir"

@@ -2,7 +2,8 @@
 # DIAL9_MODE=flight (docs/FLIGHT.md): nothing on disk before a trigger; the
 # dump signal, dial9_dump() and a slow-syscall anomaly each write a sealed
 # segment with the history; dumps are rate-limited; DIAL9_FLIGHT_MAX_BYTES
-# bounds a dump.
+# bounds a dump; the program's own SIGUSR2 handler installed after the
+# agent still runs and the signal still dumps.
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wake_then_sleep" "$D9_PROGS/flight_dump"
 export DIAL9_MODE=flight
@@ -58,4 +59,26 @@ d9_assert_check "$D9_TMP/max"
 size=$(find "$D9_TMP/max" -name '*.d9' -printf '%s\n' | awk '{s += $1} END {print s}')
 # Blocks <= 1 MiB, plus the header (a few KiB).
 [ "$size" -le $((1048576 + 65536)) ] || d9_fail "dump of $size bytes exceeds DIAL9_FLIGHT_MAX_BYTES=1M"
+# 5. A SIGUSR2 handler the program installs after the agent (sigchain.h):
+# the dump signal both dumps and runs it once, and sigaction() reports the
+# program's handler, as without the agent.
+"$D9_PROGS/flight_dump" handler 10 >"$D9_TMP/plain" &
+pid=$!
+for _ in $(seq 100); do grep -q '^ready' "$D9_TMP/plain" && break; sleep 0.05; done
+kill -USR2 "$pid"
+wait "$pid" || d9_fail "flight_dump handler without the agent failed"
+grep -q '^count 1$' "$D9_TMP/plain" && grep -q '^old ok$' "$D9_TMP/plain" ||
+    d9_fail "flight_dump handler without the agent: $(cat "$D9_TMP/plain")"
+d9_start_traced "$D9_TMP/usr2" "$D9_PROGS/flight_dump" handler 250 >"$out"
+for _ in $(seq 100); do grep -q '^ready' "$out" && break; sleep 0.05; done
+sleep 0.6 # the writer has drained the wakes into memory
+kill -USR2 "$D9_PID"
+d9_wait_exit "$D9_PID" 15
+[ "$D9_RC" -eq 0 ] || d9_fail "flight_dump handler under the agent exited $D9_RC: $(cat "$out")"
+grep -q '^old ok$' "$out" || d9_fail "sigaction did not return the program's SIGUSR2 handler: $(cat "$out")"
+grep -q '^count 1$' "$out" || d9_fail "program's SIGUSR2 handler did not run once: $(cat "$out")"
+d9_assert_check "$D9_TMP/usr2"
+got=$(wakes "$D9_TMP/usr2")
+[ "$got" -ge 250 ] || d9_fail "SIGUSR2 dump with a program handler holds $got of 250 wakes"
+
 d9_log "flight mode: signal, dial9_dump, rate limit, slow-syscall trigger and MaxBytes ($size bytes) OK"

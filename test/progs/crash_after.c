@@ -5,7 +5,10 @@
  *   crash_after abort T N    abort() (SIGABRT)
  *   crash_after handler T N  installs its own SIGSEGV handler (prints
  *                            "handler ran", restores the default), then
- *                            the null write. */
+ *                            the null write.
+ *   crash_after exit T N     installs its own SIGSEGV handler first thing
+ *                            in main (SA_SIGINFO; prints "handler exit
+ *                            SIGNO" and _exits 42), then as segv. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -31,10 +34,28 @@ static void handler(int sig)
     signal(sig, SIG_DFL); /* returning re-faults: the default action ends the process */
 }
 
+static void exit_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    char msg[] = "handler exit 00\n";
+    msg[13] = (char)('0' + sig / 10);
+    msg[14] = (char)('0' + sig % 10);
+    write(2, msg, sizeof(msg) - 1);
+    _exit(si->si_signo == sig ? 42 : 43);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "exit")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = exit_handler;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
+    }
     if (argc != 4) {
-        fprintf(stderr, "usage: %s segv|abort|handler THREADS N\n", argv[0]);
+        fprintf(stderr, "usage: %s segv|abort|handler|exit THREADS N\n", argv[0]);
         return 2;
     }
     int t = atoi(argv[2]);

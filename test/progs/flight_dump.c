@@ -18,10 +18,17 @@
  *                             (UNPARK) at least HOLD_MS after the WAKE;
  *                             prints "wake LATE_MS" (as the waiter measured
  *                             it), then sleeps SETTLE_MS.
+ *   flight_dump handler N     installs its own SIGUSR2 handler with signal()
+ *                             (after the agent's), prints "old ok" when
+ *                             sigaction(SIGUSR2, NULL, &old) returns it,
+ *                             makes N condvar signals, prints "ready N",
+ *                             waits (10 s at most) for one SIGUSR2, then
+ *                             300 ms more, and prints "count DELIVERIES".
  * dial9_dump is looked up with dlsym, so the program runs without the agent. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +80,14 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static volatile sig_atomic_t usr2_count;
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    usr2_count++;
+}
+
 int main(int argc, char **argv)
 {
     pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -86,6 +101,22 @@ int main(int argc, char **argv)
         printf("dump1 %d %d\n", rc, err);
         rc = dump(argv[3], &err);
         printf("dump2 %d %d\n", rc, err);
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "handler")) {
+        struct sigaction old;
+        signal(SIGUSR2, on_usr2);
+        if (sigaction(SIGUSR2, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == on_usr2)
+            printf("old ok\n");
+        long n = atol(argv[2]);
+        for (long i = 0; i < n; i++)
+            pthread_cond_signal(&cv);
+        printf("ready %ld\n", n);
+        fflush(stdout);
+        for (int i = 0; i < 1000 && !usr2_count; i++)
+            sleep_ms(10);
+        sleep_ms(300);
+        printf("count %d\n", (int)usr2_count);
         return 0;
     }
     if (argc == 3 && !strcmp(argv[1], "bulk")) {
@@ -143,7 +174,7 @@ int main(int argc, char **argv)
         sleep_ms(atol(argv[3]));
         return 0;
     }
-    fprintf(stderr, "usage: %s api N REASON | bulk SECONDS | slow SECONDS | busy MS SETTLE_MS | wake HOLD_MS SETTLE_MS\n",
+    fprintf(stderr, "usage: %s api N REASON | bulk SECONDS | slow SECONDS | busy MS SETTLE_MS | wake HOLD_MS SETTLE_MS | handler N\n",
             argv[0]);
     return 2;
 }

@@ -1,0 +1,222 @@
+/* sigchain.c - sigaction/signal interposers and the chained actions
+ * (sigchain.h).
+ *
+ * One spinlock guards every signal's state. It is only held with every
+ * signal blocked on the holding thread and for a few instructions plus at
+ * most one rt_sigaction, so a handler taking it (dump, crash) can only wait
+ * for another thread, never for the thread it interrupted. No allocation. */
+#include "sigchain.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "real.h"
+
+struct chain {
+    int owned;             /* the kernel's handler is the agent's */
+    struct sigaction prog; /* the program's action: what we chain to */
+    struct sigaction ours; /* the agent's action as installed */
+};
+static struct chain chains[NSIG];
+static atomic_int lk;
+
+static void lock(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+    while (atomic_exchange_explicit(&lk, 1, memory_order_acquire))
+        syscall(SYS_sched_yield);
+}
+
+static void unlock(const sigset_t *old)
+{
+    atomic_store_explicit(&lk, 0, memory_order_release);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static int is_fn(const struct sigaction *sa)
+{
+    return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+/* Locked: the kernel's SA_RESTART follows the program's action. */
+static int sync_kernel(int sig, struct chain *c, int force)
+{
+    int restart = is_fn(&c->prog) ? c->prog.sa_flags & SA_RESTART : SA_RESTART;
+    if (!force && (c->ours.sa_flags & SA_RESTART) == restart)
+        return 0;
+    c->ours.sa_flags = (c->ours.sa_flags & ~SA_RESTART) | restart;
+    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+    return real ? real(sig, &c->ours, NULL) : (errno = ENOSYS, -1);
+}
+
+int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags, const sigset_t *mask,
+                        int skip_ignored)
+{
+    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+    if (!real || sig <= 0 || sig >= NSIG) {
+        errno = real ? EINVAL : ENOSYS;
+        return -1;
+    }
+    struct chain *c = &chains[sig];
+    sigset_t old;
+    int rc = 1, err = 0;
+    lock(&old);
+    if (!c->owned && real(sig, NULL, &c->prog) < 0) {
+        rc = -1;
+        err = errno;
+    } else if (!c->owned && skip_ignored && c->prog.sa_handler == SIG_IGN) {
+        rc = 0;
+    } else {
+        memset(&c->ours, 0, sizeof(c->ours));
+        c->ours.sa_sigaction = fn;
+        c->ours.sa_mask = *mask;
+        c->ours.sa_flags = SA_SIGINFO | flags;
+        if (sync_kernel(sig, c, 1) < 0) {
+            rc = -1;
+            err = errno;
+        } else {
+            c->owned = 1;
+        }
+    }
+    unlock(&old);
+    errno = err;
+    return rc;
+}
+
+void d9_sigchain_get(int sig, struct sigaction *out)
+{
+    sigset_t old;
+    lock(&old);
+    *out = chains[sig].prog;
+    unlock(&old);
+}
+
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
+{
+    struct chain *c = &chains[sig];
+    struct sigaction sa;
+    sigset_t old;
+    lock(&old);
+    sa = c->prog;
+    if (is_fn(&sa) && (sa.sa_flags & SA_RESETHAND)) /* the kernel resets on delivery */
+        c->prog.sa_handler = SIG_DFL;
+    unlock(&old); /* old: the mask this handler runs with (sig blocked) */
+    if (!is_fn(&sa))
+        return 0;
+    sigset_t during = old;
+    for (int s = 1; s < NSIG; s++)
+        if (sigismember(&sa.sa_mask, s) == 1)
+            sigaddset(&during, s);
+    if (sa.sa_flags & SA_NODEFER)
+        sigdelset(&during, sig);
+    else
+        sigaddset(&during, sig);
+    pthread_sigmask(SIG_SETMASK, &during, NULL);
+    if (sa.sa_flags & SA_SIGINFO)
+        sa.sa_sigaction(sig, si, uc);
+    else
+        sa.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return 1;
+}
+
+void d9_sigchain_release(int sig)
+{
+    struct chain *c = &chains[sig];
+    sigset_t old;
+    lock(&old);
+    if (c->owned) {
+        int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+        if (real)
+            real(sig, &c->prog, NULL);
+        c->owned = 0;
+    }
+    unlock(&old);
+}
+
+/* ---- Interposers --------------------------------------------------------- */
+
+D9_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    D9_REAL_OR_FAIL(real, sigaction, -1);
+    if (sig <= 0 || sig >= NSIG)
+        return real(sig, act, oldact);
+    /* Copied outside the lock: a bad pointer faults here, not while we
+     * hold it with every signal blocked. */
+    struct sigaction a, o;
+    if (act)
+        a = *act;
+    sigset_t old;
+    int rc = 0, err = errno;
+    lock(&old);
+    struct chain *c = &chains[sig];
+    if (!c->owned) {
+        rc = real(sig, act ? &a : NULL, oldact ? &o : NULL);
+        if (rc < 0)
+            err = errno;
+    } else {
+        o = c->prog;
+        if (act) {
+            sigdelset(&a.sa_mask, SIGKILL); /* as the kernel stores it */
+            sigdelset(&a.sa_mask, SIGSTOP);
+            c->prog = a;
+            sync_kernel(sig, c, 0);
+        }
+    }
+    unlock(&old);
+    if (rc == 0 && oldact)
+        *oldact = o;
+    errno = err;
+    return rc;
+}
+
+/* glibc's signal()/bsd_signal()/ssignal(): BSD semantics. */
+static sighandler_t set_handler(int sig, sighandler_t h, int flags, int self_blocked)
+{
+    struct sigaction sa, old;
+    if (h == SIG_ERR || sig <= 0 || sig >= NSIG) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = h;
+    sigemptyset(&sa.sa_mask);
+    if (self_blocked)
+        sigaddset(&sa.sa_mask, sig);
+    sa.sa_flags = flags;
+    if (sigaction(sig, &sa, &old) < 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+D9_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESTART, 1);
+}
+
+D9_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESTART, 1);
+}
+
+D9_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESTART, 1);
+}
+
+/* System V semantics: reset on delivery, not blocked while it runs. */
+D9_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+D9_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}

@@ -1,0 +1,51 @@
+/* sigchain.h - keeps the agent's signal handlers installed when the program
+ * installs its own later.
+ *
+ * For each signal the agent handles (the dump signal, the crash signals),
+ * sigaction()/signal() called by the program do not touch the kernel's
+ * handler while the agent owns the signal: the program's action is stored
+ * here as the action the agent chains to, and the old action the program
+ * gets back is what it would have seen without the agent (what was there
+ * before the agent, or what it set itself since). One place for the
+ * "previous action": dump.c and crash.c read it from here.
+ *
+ * Not covered (the program's action then replaces the agent's as before):
+ * sigset(), and sigaction calls glibc makes internally (abort() resetting
+ * SIGABRT, siginterrupt()). The returned old action never carries glibc's
+ * SA_RESTORER/sa_restorer of an action the program set while we owned the
+ * signal (it is set again by glibc whenever the action is installed).
+ * siginterrupt() state is not reflected in signal(): always SA_RESTART.
+ * A bad act pointer faults in the program (the kernel would say EFAULT).
+ * The dump signal never applies SIG_DFL (it would kill): it only dumps,
+ * whether SIG_DFL was there before the agent or set by the program later.
+ * Crash signals: the agent's handler gives the signal back (release) and
+ * re-raises, so the kernel itself runs the program's action with its exact
+ * flags; the agent no longer handles that signal afterwards. */
+#ifndef DIAL9_SIGCHAIN_H
+#define DIAL9_SIGCHAIN_H
+
+#include <signal.h>
+
+/* Installs fn (SA_SIGINFO | flags, mask) for sig, keeping the current
+ * action as the program's. When the current action is SIG_IGN and
+ * skip_ignored, nothing is installed. SA_RESTART is taken from the
+ * program's action (kept on for SIG_DFL/SIG_IGN) and follows its changes.
+ * Returns 1 installed, 0 skipped, -1 error (errno). */
+int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags, const sigset_t *mask,
+                        int skip_ignored);
+
+/* The program's action for sig (async-signal-safe). */
+void d9_sigchain_get(int sig, struct sigaction *out);
+
+/* Runs the program's handler for sig from the agent's handler, with its
+ * sa_flags semantics: SA_SIGINFO (si, uc passed on) or plain, sa_mask
+ * blocked meanwhile, sig blocked unless SA_NODEFER, SA_RESETHAND resets
+ * the program's action to SIG_DFL first. Returns 1 when a handler ran,
+ * 0 when the action is SIG_DFL or SIG_IGN (nothing done). Async-signal-safe. */
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc);
+
+/* Gives sig back: the kernel gets the program's action, later sigaction
+ * calls go straight to the kernel. Async-signal-safe. */
+void d9_sigchain_release(int sig);
+
+#endif
