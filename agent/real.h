@@ -203,7 +203,10 @@ static inline void d9_hook_nowait(uint8_t call)
  * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
 static inline uint64_t d9_wake_start(void)
 {
-    return D9_UNLIKELY(d9_busy) ? 0 : d9_now();
+    /* No clock read when nothing will be recorded (agent off, or inside it). */
+    if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
+        return 0;
+    return d9_now();
 }
 
 static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
@@ -228,7 +231,10 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
 #define D9_SLOW_VERIFY 0x200u
 static inline uint64_t d9_slow_start(void)
 {
-    return D9_UNLIKELY(d9_busy) ? 0 : d9_now();
+    /* No clock read when nothing will be recorded (agent off, or inside it). */
+    if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
+        return 0;
+    return d9_now();
 }
 void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind);
 
