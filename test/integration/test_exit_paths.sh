@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_exit_paths.sh - exits that skip the agent's destructor (docs/FLIGHT.md
 # "What is lost on each exit path": at most DIAL9_FLUSH_MS of events).
-# build/progs/exit_paths makes N wake events, then, with no event after them,
+# build/progs/wakes_then makes N wake events, then, with no event after them,
 # waits longer than DIAL9_FLUSH_MS and ends by _exit(0), or is killed by a
 # SIGTERM it has no handler for. Since the last event is more than a flush
 # period old, the writer has written the block holding it completely and is
@@ -13,7 +13,7 @@
 #   plus only thread_name, slow_syscall (the stdout write may be slow) and
 #   preempt (the writer's perf context-switch records, when available).
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/exit_paths"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then"
 export DIAL9_FLUSH_MS=100
 n=5000
 
@@ -45,7 +45,7 @@ expect("threads", sorted({e["tid"] for e in evs}), [pid])
 }
 
 # 1. _exit(0) 600 ms (6 flush periods) after the last event.
-d9_start_traced "$D9_TMP/exit" "$D9_PROGS/exit_paths" $n exit 600 >"$D9_TMP/exit.out" 2>"$D9_TMP/exit.err"
+d9_start_traced "$D9_TMP/exit" "$D9_PROGS/wakes_then" $n exit 600 >"$D9_TMP/exit.out" 2>"$D9_TMP/exit.err"
 pid=$D9_PID
 d9_wait_exit "$pid" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "_exit path: exit status $D9_RC: $(cat "$D9_TMP/exit.err")"
@@ -53,7 +53,7 @@ grep -qx "wakes $n" "$D9_TMP/exit.out" || d9_fail "_exit path: $(cat "$D9_TMP/ex
 assert_all exit "$pid"
 
 # 2. SIGTERM, no handler, 600 ms after the "wakes" line (the last event is before it).
-d9_start_traced "$D9_TMP/term" "$D9_PROGS/exit_paths" $n term >"$D9_TMP/term.out" 2>"$D9_TMP/term.err"
+d9_start_traced "$D9_TMP/term" "$D9_PROGS/wakes_then" $n term >"$D9_TMP/term.out" 2>"$D9_TMP/term.err"
 pid=$D9_PID
 for _ in $(seq 200); do grep -q '^wakes' "$D9_TMP/term.out" && break; sleep 0.05; done
 grep -qx "wakes $n" "$D9_TMP/term.out" || d9_fail "SIGTERM path: $(cat "$D9_TMP/term.out" "$D9_TMP/term.err")"

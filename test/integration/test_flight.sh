@@ -5,13 +5,13 @@
 # bounds a dump; the program's own SIGUSR2 handler installed after the
 # agent still runs and the signal still dumps.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wake_then_sleep" "$D9_PROGS/flight_dump"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then" "$D9_PROGS/flight_dump"
 export DIAL9_MODE=flight
 wakes() { "$D9_DECODER" events --json "$1" | grep -c '"type":"wake"' || true; }
 
 # 1. The dump signal: nothing on disk before it, every wake after it.
 out=$D9_TMP/out
-d9_start_traced "$D9_TMP/sig" "$D9_PROGS/wake_then_sleep" 700 30 >"$out"
+d9_start_traced "$D9_TMP/sig" "$D9_PROGS/wakes_then" 700 sleep 30 >"$out"
 for _ in $(seq 100); do grep -q '^wakes' "$out" && break; sleep 0.05; done
 sleep 0.6 # more than DIAL9_FLUSH_MS: the writer has drained the wakes into memory
 dir=$(d9_proc_dir "$D9_TMP/sig" "$D9_PID" 2>/dev/null) && [ -n "$(find "$dir" -name '*.d9*')" ] &&

@@ -4,10 +4,10 @@
 # SIGKILL (no exit path runs). The open segment it leaves must hold every
 # wake, and the decoder must read it.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wake_then_sleep"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then"
 
 out=$D9_TMP/out
-d9_start_traced "$D9_TMP/t" "$D9_PROGS/wake_then_sleep" 1000 30 >"$out"
+d9_start_traced "$D9_TMP/t" "$D9_PROGS/wakes_then" 1000 sleep 30 >"$out"
 for _ in $(seq 100); do grep -q '^wakes' "$out" && break; sleep 0.05; done
 grep -q '^wakes 1000$' "$out" || d9_fail "program did not report its wakes: $(cat "$out")"
 sleep 1

@@ -8,7 +8,7 @@
 # Ground truth: /proc/PID/auxv (AT_SECURE), /proc/PID/maps (the agent is
 # mapped); a control run of the same program without the capability records.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_PROGS/wake_then_sleep"
+d9_require "$D9_AGENT" "$D9_PROGS/wakes_then"
 [ "$(id -u)" -eq 0 ] || d9_skip "needs root (to set a file capability and install a setuid library)"
 command -v setcap >/dev/null || d9_skip "setcap is missing (package libcap2-bin)"
 command -v setpriv >/dev/null || d9_skip "setpriv is missing (package util-linux)"
@@ -29,8 +29,8 @@ install -m 4755 "$D9_AGENT" "$LIB" || d9_skip "cannot install $LIB"
 chmod 711 "$D9_TMP"
 sec=$D9_TMP/sec
 mkdir -m 755 "$sec"
-cp "$D9_PROGS/wake_then_sleep" "$sec/capped"
-cp "$D9_PROGS/wake_then_sleep" "$sec/plain"
+cp "$D9_PROGS/wakes_then" "$sec/capped"
+cp "$D9_PROGS/wakes_then" "$sec/plain"
 chmod 755 "$sec/capped" "$sec/plain"
 setcap cap_net_bind_service+ep "$sec/capped" 2>"$D9_TMP/setcap.err" ||
     d9_skip "setcap failed here: $(cat "$D9_TMP/setcap.err")"
@@ -51,7 +51,7 @@ for i in range(0, len(a) - 15, 16):
 # run NAME: starts $sec/NAME as nobody under the agent; sets pid.
 run() {
     setpriv --reuid=nobody --regid=nogroup --clear-groups \
-        env LD_PRELOAD=libdial9-test.so DIAL9_DIR="$sec/trace-$1" DIAL9_QUIET=1 "$sec/$1" 5 3 \
+        env LD_PRELOAD=libdial9-test.so DIAL9_DIR="$sec/trace-$1" DIAL9_QUIET=1 "$sec/$1" 5 sleep 3 \
         >"$D9_TMP/$1.out" 2>"$D9_TMP/$1.err" &
     pid=$!
     d9_track "$pid"

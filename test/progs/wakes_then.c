@@ -1,12 +1,14 @@
-/* exit_paths.c - a known number of events, then an exit that skips the
- * agent's destructor (test_exit_paths.sh):
- *   exit_paths N exit WAIT_MS  N condvar signals (N wake events), prints
- *                              "wakes N", then waits WAIT_MS in
- *                              sigtimedwait (not interposed: no event) and
- *                              ends with _exit(0)
- *   exit_paths N term          the same, then pause() (not interposed)
- *                              until a SIGTERM without a handler kills it
- * Nothing the agent records happens after the "wakes" line is written. */
+/* wakes_then.c - N condvar signals (N wake events), prints "wakes N" and
+ * flushes stdout, then ends one of three ways:
+ *   wakes_then N sleep SECONDS  nanosleep (one park), then return from main
+ *                               (test_flush kills it during the sleep)
+ *   wakes_then N exit WAIT_MS   waits WAIT_MS in sigtimedwait (not
+ *                               interposed: no event), then _exit(0), which
+ *                               skips the agent's destructor
+ *   wakes_then N term           pause() (not interposed) until a SIGTERM
+ *                               without a handler kills it
+ * In the exit and term modes nothing the agent records happens after the
+ * "wakes" line. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,8 +19,11 @@
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[2], "exit") == 0 && argc != 4) || (strcmp(argv[2], "term") && strcmp(argv[2], "exit"))) {
-        fprintf(stderr, "usage: %s N exit WAIT_MS | N term\n", argv[0]);
+    const char *mode = argc >= 3 ? argv[2] : "";
+    int ok = (!strcmp(mode, "term") && argc == 3) ||
+             ((!strcmp(mode, "exit") || !strcmp(mode, "sleep")) && argc == 4);
+    if (!ok) {
+        fprintf(stderr, "usage: %s N sleep SECONDS | N exit WAIT_MS | N term\n", argv[0]);
         return 2;
     }
     long n = atol(argv[1]);
@@ -27,9 +32,14 @@ int main(int argc, char **argv)
         pthread_cond_signal(&cv);
     printf("wakes %ld\n", n);
     fflush(stdout);
-    if (strcmp(argv[2], "term") == 0) {
+    if (!strcmp(mode, "term")) {
         for (;;)
             pause();
+    }
+    if (!strcmp(mode, "sleep")) {
+        struct timespec ts = {.tv_sec = atol(argv[3])};
+        nanosleep(&ts, NULL);
+        return 0;
     }
     long ms = atol(argv[3]);
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000};
