@@ -43,7 +43,7 @@ static uint32_t pid, seq, oldest_seq;
 static uint64_t seg_size, seg_opened, sealed_total;
 static uint64_t seg_hdr_len; /* bytes of the open segment's header */
 static int failed;             /* for good */
-static uint64_t retry_at;      /* suspended after a fault until then (0: not) */
+static uint64_t retry_at;      /* in an outage: no attempt before then (0: none) */
 /* Header scratch, mapped once for max_threads entries. */
 static uint32_t *hdr_tids;
 static char (*hdr_names)[16];
@@ -195,25 +195,34 @@ static int stop(const char *fmt, const char *arg)
     return -1;
 }
 
-/* A fault that may pass: log it once per outage and drop events until
- * the next attempt. errno says why. */
+/* A fault that may pass: log it once per outage; no attempt until
+ * retry_at. errno says why. */
 static int suspend(const char *what, const char *where)
 {
     if (!retry_at)
-        d9_log("%s %s: %s; dropping events (counted) and retrying every %d ms", what, where, strerror(errno),
-               D9_SEG_RETRY_MS);
+        d9_log("%s %s: %s; keeping at most %llu bytes of trace in memory (DIAL9_FLIGHT_MAX_BYTES) and retrying "
+               "every %d ms",
+               what, where, strerror(errno), (unsigned long long)cfg->flight_max_bytes, D9_SEG_RETRY_MS);
     retry_at = d9_now() + (uint64_t)D9_SEG_RETRY_MS * 1000000u;
     drop_fd(FD_SEG);
     return 0;
 }
 
-static void resumed(void)
+int d9_seg_resume(void)
 {
-    if (!retry_at)
-        return;
+    if (!retry_at || d9_seg_failed())
+        return 0;
     retry_at = 0;
-    d9_log("writing to %s again", proc_path);
+    return 1;
 }
+
+void d9_seg_retry_now(void)
+{
+    if (retry_at)
+        retry_at = 1; /* past, and still an outage: a new fault is not logged again */
+}
+
+int d9_seg_stopped(void) { return failed; }
 
 int d9_seg_failed(void)
 {
@@ -440,7 +449,7 @@ created:;
     seg_hdr_len = len;
     if (write_all(hdr_buf, len) < 0)
         return failed ? -1 : 0;
-    return 0; /* resumed only once a block is written: a header may fit where no block does */
+    return 0; /* the outage ends once blocks are written: a header may fit where no block does */
 }
 
 /* Whole buffer, or: cut the partial block, seal what is whole (the file
@@ -506,8 +515,7 @@ static int seg_write(const void *buf, size_t len)
     if (fd_of(FD_SEG) < 0 && seg_open() < 0) /* its fd was closed by the host: a new segment */
         return -1;
     if (fd_of(FD_SEG) < 0 || write_all(buf, len) < 0)
-        return failed ? -1 : 0; /* dropped: the writer counts it (d9_seg_failed) */
-    resumed();
+        return failed ? -1 : 0; /* not written: the writer keeps it (d9_seg_failed) */
     return 0;
 }
 

@@ -5,10 +5,11 @@
  * which the interposers call from any thread.
  *
  * Faults: an error creating or writing a segment (disk full, directory
- * removed, ...) is logged once; the segment layer then reports itself failed
- * for D9_SEG_RETRY_MS, so the writer drops (and counts) events, and then
- * tries again; writing resumes by itself. Only an unsafe directory or a
- * replaced process directory stops recording for good. */
+ * removed, ...) is logged once per outage; the segment layer then reports
+ * itself failed for D9_SEG_RETRY_MS (the writer keeps the blocks in memory,
+ * writer.c), and then lets the writer try again. The outage lasts until the
+ * writer has written what it kept (d9_seg_resume). Only an unsafe directory
+ * or a replaced process directory stops recording for good. */
 #ifndef DIAL9_SEGMENT_H
 #define DIAL9_SEGMENT_H
 
@@ -43,11 +44,17 @@ void d9_seg_set_reason(const char *reason);
  * 0 (also while suspended after a fault: then no segment is open), or -1
  * when recording stopped for good. */
 int d9_seg_open(void);
-/* Writes a whole block: 0 (written, or dropped while suspended), or -1 when
- * recording stopped for good. */
+/* Writes a whole block: 0 (written, or not while suspended: d9_seg_failed
+ * says which; a block cut by a fault is never left in the file), or -1
+ * when recording stopped for good. */
 int d9_seg_write(const void *buf, size_t len);
 void d9_seg_seal(void);                        /* rename to .d9, apply retention */
 int d9_seg_failed(void);         /* stopped, or suspended after a fault */
+int d9_seg_stopped(void);        /* stopped for good */
+/* The writer has caught up after an outage: 1 if one was in progress (the
+ * next fault is logged again). */
+int d9_seg_resume(void);
+void d9_seg_retry_now(void);     /* at exit: try again without waiting */
 int d9_seg_is_open(void);
 uint64_t d9_seg_size(void);      /* bytes in the open segment */
 uint64_t d9_seg_opened_ns(void); /* CLOCK_MONOTONIC ns when it was opened */

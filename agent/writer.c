@@ -2,8 +2,11 @@
  * half full) it drains every slot's ring into one chunk per thread, writes
  * the block (LZ4) to the current segment, rotates and seals segments.
  * It runs with every signal blocked and d9_busy raised for its whole life,
- * so nothing it calls is recorded. Write errors stop recording (one line);
- * the host never waits for the writer except in dial9_flush and at exit. */
+ * so nothing it calls is recorded. A write fault (disk full, ...) is one
+ * line; the blocks built meanwhile wait in flight.c's ring (at most
+ * DIAL9_FLIGHT_MAX_BYTES, oldest forced out first, as DROP records) and are
+ * written first when the disk takes them again. The host never waits for
+ * the writer except in dial9_flush and at exit. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -47,6 +50,26 @@ static struct d9_enc enc;
 static struct d9_raw_event batch[D9_POP_BATCH];
 static uint32_t seg_blocks;  /* blocks in the open segment */
 static uint64_t discarded;   /* events not written after a failure */
+
+/* What a block stands for, per thread: events it holds, and weight = those
+ * plus the events its DROP records count. A block forced out of memory
+ * during an outage becomes DROP records of those threads (weight each) in
+ * the next block, so the trace's drop totals stay exact. More threads in
+ * one block than fit here are counted to the last one. */
+#define D9_COUNTS_MAX 256
+struct tid_count {
+    uint32_t tid, events;
+    uint64_t weight;
+};
+struct tid_counts {
+    uint32_t n;
+    struct tid_count e[D9_COUNTS_MAX];
+};
+_Static_assert(sizeof(((struct tid_counts *)0)->e) <= D9_FLIGHT_META_MAX, "block metadata too large");
+static struct tid_counts meta;  /* the block being built */
+static struct tid_counts carry; /* forced out, not yet in a DROP record */
+/* The current outage: kept blocks written, and events forced out. */
+static uint64_t outage_blocks, outage_bytes, outage_lost;
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -117,6 +140,55 @@ static void wait_for_work(uint64_t deadline)
 
 /* ---- Blocks and segments ---------------------------------------------- */
 
+static void count_for(struct tid_counts *c, uint32_t tid, uint32_t events, uint64_t weight)
+{
+    uint32_t i = c->n;
+    while (i && c->e[i - 1].tid != tid) /* the last one first: a chunk's events come in a run */
+        i--;
+    if (!i) {
+        if (c->n < D9_COUNTS_MAX)
+            c->e[c->n++] = (struct tid_count){.tid = tid};
+        i = c->n;
+    }
+    c->e[i - 1].events += events;
+    c->e[i - 1].weight += weight;
+}
+
+static uint64_t weight_of(const struct tid_counts *c)
+{
+    uint64_t w = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        w += c->e[i].weight;
+    return w;
+}
+
+/* flight.c forced the oldest kept block out: its threads' DROP records. */
+static void evicted(const uint8_t *m, size_t len)
+{
+    struct tid_counts b;
+    b.n = (uint32_t)(len / sizeof(b.e[0]));
+    memcpy(b.e, m, (size_t)b.n * sizeof(b.e[0]));
+    for (uint32_t i = 0; i < b.n; i++) {
+        count_for(&carry, b.e[i].tid, 0, b.e[i].weight);
+        outage_lost += b.e[i].events;
+    }
+}
+
+/* The DROP records owed for forced-out blocks, at the start of a block. */
+static void put_carried(void)
+{
+    uint64_t now = d9_now();
+    for (uint32_t i = 0; i < carry.n; i++) {
+        struct d9_raw_event ev = {.ts = now, .type = D9_EV_DROP, .a = carry.e[i].weight};
+        if (d9_enc_begin_chunk(&enc, carry.e[i].tid, now) == 0 && d9_enc_event(&enc, &ev) == 0)
+            count_for(&meta, carry.e[i].tid, 0, carry.e[i].weight);
+        else
+            discarded += carry.e[i].weight; /* no room in a block: never with 256 of them */
+    }
+    d9_enc_end_chunk(&enc);
+    carry.n = 0;
+}
+
 static void fail_stop(void)
 {
     atomic_store(&d9_recording, 0); /* the hooks go quiet; rings are still drained */
@@ -140,20 +212,118 @@ static void write_block(const uint8_t *buf, size_t n)
     seg_blocks++;
 }
 
-/* Compresses and writes the block being built (if it has events), then starts a new one. */
+/* An outage is over (everything kept is written): one line. */
+static void end_outage(void)
+{
+    if (!d9_seg_resume())
+        return;
+    d9_log("writing to %s again; %llu blocks (%llu bytes) kept in memory during the outage written first, "
+           "%llu events forced out of memory (DIAL9_FLIGHT_MAX_BYTES, counted as dropped)",
+           d9_seg_dir_path(), (unsigned long long)outage_blocks, (unsigned long long)outage_bytes,
+           (unsigned long long)outage_lost);
+    outage_blocks = outage_bytes = outage_lost = 0;
+}
+
+/* Continuous mode: the ring the blocks of an outage wait in, mapped at the
+ * first outage. No MinAge: only DIAL9_FLIGHT_MAX_BYTES bounds it. */
+static int keep_ready(void)
+{
+    static int map_failed;
+    if (d9_flight_ready())
+        return 0;
+    if (map_failed)
+        return -1;
+    if (d9_flight_map(d9_cfg.flight_max_bytes, UINT32_MAX) < 0) {
+        map_failed = 1;
+        d9_log("cannot map %llu bytes to keep the trace during the outage: %s; dropping it (counted)",
+               (unsigned long long)d9_cfg.flight_max_bytes, strerror(errno));
+        return -1;
+    }
+    d9_flight_on_evict(evicted);
+    return 0;
+}
+
+/* Continuous mode: writes out[0..n), unless the disk refuses it or older
+ * blocks wait: then it waits in memory behind them (write_kept). */
+static void store_block(size_t n)
+{
+    if (!d9_flight_blocks() && !d9_seg_failed()) {
+        write_block(out, n);
+        if (!d9_seg_failed()) {
+            end_outage();
+            return;
+        }
+    }
+    if (d9_seg_stopped() || keep_ready() < 0)
+        discarded += weight_of(&meta);
+    else
+        d9_flight_add(out, n, meta.e, meta.n * sizeof(meta.e[0]), d9_now());
+}
+
+/* Writes the ring's blocks, oldest first, and forgets them; stops at a
+ * fault (the block it cut off the file stays, with the ones after it).
+ * Adds the blocks and bytes written to *blocks and *bytes. */
+static void write_ring(uint64_t *blocks, uint64_t *bytes)
+{
+    uint32_t done = 0, n = d9_flight_blocks();
+    while (done < n && !d9_seg_failed()) {
+        size_t len = d9_flight_copy(done, out, out_cap);
+        write_block(out, len);
+        if (d9_seg_failed())
+            break;
+        done++;
+        *bytes += len;
+    }
+    d9_flight_forget(done);
+    *blocks += done;
+}
+
+/* Continuous mode, once the disk takes blocks again: the kept ones before
+ * anything newer. */
+static void write_kept(void)
+{
+    write_ring(&outage_blocks, &outage_bytes);
+    if (!d9_flight_blocks())
+        end_outage();
+}
+
+/* Compresses the block being built (if it has events) and writes it (flight
+ * mode: keeps it), then starts a new one. */
 static void flush_block(void)
 {
     if (enc.events) {
         d9_enc_finish(&enc);
-        size_t n = d9_seg_failed() ? 0 : d9_block_build(&enc, out, out_cap);
-        if (n && d9_cfg.mode == D9_MODE_FLIGHT)
-            d9_flight_add(out, n, d9_now()); /* on disk only when a dump is asked */
-        else if (n)
-            write_block(out, n);
-        if (!n || d9_seg_failed())
-            discarded += enc.events;
+        size_t n = d9_seg_stopped() ? 0 : d9_block_build(&enc, out, out_cap);
+        if (!n)
+            discarded += weight_of(&meta);
+        else if (d9_cfg.mode == D9_MODE_FLIGHT)
+            d9_flight_add(out, n, NULL, 0, d9_now()); /* on disk only when a dump is asked */
+        else
+            store_block(n);
     }
     d9_enc_init(&enc, raw, sizeof(raw));
+    meta.n = 0;
+}
+
+/* At exit: one more attempt at once; what still cannot be written is counted. */
+static void write_kept_at_exit(void)
+{
+    if (!d9_flight_blocks() && !carry.n)
+        return;
+    d9_seg_retry_now();
+    write_kept();
+    if (carry.n) {
+        put_carried();
+        flush_block();
+        write_kept();
+    }
+    struct tid_counts b;
+    for (uint32_t i = 0, n = d9_flight_blocks(); i < n; i++) {
+        b.n = (uint32_t)(d9_flight_meta(i, (uint8_t *)b.e, sizeof(b.e)) / sizeof(b.e[0]));
+        discarded += weight_of(&b);
+    }
+    discarded += weight_of(&carry);
+    d9_flight_clear();
 }
 
 /* ---- Draining ---------------------------------------------------------- */
@@ -169,13 +339,16 @@ static void put(struct d9_slot *s, const struct d9_raw_event *ev)
         s->name[n] = 0;
     }
     d9_dump_note((uint32_t)(s - d9_slot_at(0)), ev);
-    if (d9_seg_failed()) {
+    if (d9_seg_stopped()) {
         discarded++;
         return;
     }
     for (int attempt = 0; attempt < 2; attempt++) {
-        if ((enc.in_chunk || d9_enc_begin_chunk(&enc, s->tid, ev->ts) == 0) && d9_enc_event(&enc, ev) == 0)
+        if ((enc.in_chunk || d9_enc_begin_chunk(&enc, s->tid, ev->ts) == 0) && d9_enc_event(&enc, ev) == 0) {
+            int drop = ev->type == D9_EV_DROP;
+            count_for(&meta, s->tid, !drop, drop ? ev->a : 1);
             return;
+        }
         flush_block(); /* full: write it, retry in an empty block */
     }
     discarded++;
@@ -227,7 +400,8 @@ static void drain(struct d9_slot *s, int check_name)
 /* ---- Dumps ----------------------------------------------------------- */
 
 /* Flight mode: writes the kept history as sealed segments (rotating at
- * DIAL9_MAX_FILE_SIZE), then forgets it. 0 or an errno value. */
+ * DIAL9_MAX_FILE_SIZE), then forgets it; on a fault, what was not written
+ * stays for the next dump. 0 or an errno value. */
 static int dump_flight(const char *reason)
 {
     uint32_t n = d9_flight_blocks();
@@ -240,16 +414,13 @@ static int dump_flight(const char *reason)
     }
     d9_seg_seal(); /* never open in flight mode; the dump starts a segment of its own */
     d9_seg_set_reason(reason); /* every segment of the dump says why it exists */
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len = d9_flight_copy(i, out, out_cap);
-        if (len)
-            write_block(out, len);
-    }
+    uint64_t blocks = 0, written = 0;
+    write_ring(&blocks, &written);
     d9_seg_seal();
     d9_seg_set_reason(NULL);
-    d9_flight_clear();
     if (d9_seg_failed())
         return EIO;
+    end_outage();
     d9_log_info("dump (%s): %u blocks, %llu bytes written to %s", reason, n, (unsigned long long)bytes,
                 d9_seg_dir_path());
     return 0;
@@ -280,6 +451,8 @@ static void cycle(void)
     }
     uint32_t req = atomic_load(&flush_req);
     int names = atomic_exchange(&names_flag, 0);
+    if (carry.n)
+        put_carried();
     for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
         struct d9_slot *s = d9_slot_at(i);
         uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
@@ -290,6 +463,8 @@ static void cycle(void)
             d9_slot_release(s);
     }
     flush_block();
+    if (d9_cfg.mode != D9_MODE_FLIGHT && d9_flight_blocks())
+        write_kept();
     if (d9_seg_is_open() && seg_blocks &&
         d9_now() - d9_seg_opened_ns() >= (uint64_t)d9_cfg.rotation_secs * 1000000000u)
         d9_seg_seal(); /* the next block opens the next segment */
@@ -312,8 +487,11 @@ static void *writer_main(void *arg)
         cycle();
     }
     cycle(); /* final drain: everything recorded before the stop */
-    if (!atomic_load(&quiesced))
+    if (!atomic_load(&quiesced)) {
+        if (d9_cfg.mode != D9_MODE_FLIGHT)
+            write_kept_at_exit();
         d9_seg_seal();
+    }
     if (discarded)
         d9_log("%llu events were not written", (unsigned long long)discarded);
     return NULL;
@@ -337,6 +515,8 @@ int d9_writer_start(void)
     atomic_store(&kicked, 0);
     seg_blocks = 0;
     discarded = 0;
+    meta.n = carry.n = 0;
+    outage_blocks = outage_bytes = outage_lost = 0;
 
     sigset_t all, old;
     sigfillset(&all);

@@ -44,42 +44,105 @@ wait_for() { # SECONDS COMMAND...: polls every 50 ms
 assert_program_ok 0 "$D9_TMP/ref" untraced
 
 # ---- (a) Disk full, then space returns -------------------------------------
+# While the disk is full the agent keeps the compressed blocks in memory (at
+# most DIAL9_FLIGHT_MAX_BYTES, oldest forced out and counted as dropped) and
+# writes them first when space returns. Ground truth: fault_writer's own
+# wake counts and phase marks (CLOCK_MONOTONIC, as the trace's ts).
 full=$D9_TMP/full
 mkdir -p "$full"
 if ! mount -t tmpfs -o size=256k tmpfs "$full" 2>"$D9_TMP/mount.err"; then
     skipped="$skipped disk-full (mount -t tmpfs not permitted: $(head -c 200 "$D9_TMP/mount.err"))"
 else
     mounts="$full"
-    # 200 wakes per ms fills 256 KiB within a second or two.
-    DIAL9_MAX_FILE_SIZE=64K d9_start_traced "$full/t" "$FW" 8 200 >"$D9_TMP/a.out" 2>"$D9_TMP/a.err"
+    bound=$((1 << 20)) # the smallest DIAL9_FLIGHT_MAX_BYTES
+    # 1000 wakes per ms: ~0.8 MB/s of compressed trace fills 256 KiB at once.
+    DIAL9_MAX_FILE_SIZE=64K DIAL9_FLIGHT_MAX_BYTES=$bound d9_start_traced "$full/t" "$FW" 10 1000 \
+        >"$D9_TMP/a.out" 2>"$D9_TMP/a.err"
     nospace() { grep -q 'No space left on device' "$D9_TMP/a.err"; }
     wait_for 6 nospace || d9_fail "disk full: no message after 6 s: $(cat "$D9_TMP/a.err"; df -k "$full")"
     dir=$(d9_proc_dir "$full/t" "$D9_PID") || exit 1
-    # Slow the program first, so that freed space is not refilled at once.
-    kill -USR1 "$D9_PID"
-    sleep 0.3
-    # The segments sealed while the disk filled are whole and readable.
+    rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$D9_PID/status"; }
+    rss0=$(rss)
+    # The segments sealed before the outage are whole and readable; they must stay as they are.
     mkdir "$D9_TMP/sealed"
     cp "$dir"/*.d9 "$D9_TMP/sealed/" || d9_fail "disk full: no sealed segment: $(ls -l "$dir")"
     d9_assert_check "$D9_TMP/sealed"
-    sealed_events=$("$D9_DECODER" events --json "$D9_TMP/sealed" | grep -c '"type":"wake"' || true)
+    read -r sealed_events sealed_end < <("$D9_DECODER" events --json "$D9_TMP/sealed" | python3 -c 'import json, sys
+ts = [e["ts"] for l in sys.stdin if (e := json.loads(l))["type"] == "wake"]
+print(len(ts), max(ts, default=0))')
     [ "$sealed_events" -gt 0 ] || d9_fail "disk full: sealed segments hold no wake"
-    rm -f "$dir"/*.d9 # the agent's own sealed segments: space returns
-    t_free=$(mono_ns)
+    # 4 s at full rate (~3 MB, three times the bound), then a slow window
+    # [phase 1, phase 2] of known wakes, still with the disk full.
+    sleep 4
+    rss1=$(rss)
+    kill -USR1 "$D9_PID"
+    sleep 1
+    kill -USR1 "$D9_PID"
+    marks() { [ "$(grep -c '^phase [12] at' "$D9_TMP/a.err")" -eq 2 ]; }
+    wait_for 5 marks || d9_fail "disk full: fault_writer did not mark its phases: $(cat "$D9_TMP/a.err")"
+    ! grep -q 'again' "$D9_TMP/a.err" || d9_fail "disk full: resumed while the disk was full: $(cat "$D9_TMP/a.err")"
+    read -r t1 w1 < <(sed -n 's/^phase 1 at \([0-9]*\) after \([0-9]*\) wakes$/\1 \2/p' "$D9_TMP/a.err")
+    read -r t2 w2 < <(sed -n 's/^phase 2 at \([0-9]*\) after \([0-9]*\) wakes$/\1 \2/p' "$D9_TMP/a.err")
+    # Space returns: the mount grows (the sealed segments stay).
+    mount -o remount,size=64m "$full" || d9_fail "disk full: cannot grow the tmpfs"
     again() { grep -q "^dial9: writing to $dir again" "$D9_TMP/a.err"; }
     wait_for 10 again || d9_fail "disk full: no 'writing to $dir again' 10 s after space returned: $(cat "$D9_TMP/a.err")"
     d9_wait_exit "$D9_PID" 30
     assert_program_ok "$D9_RC" "$D9_TMP/a.out" "disk full"
-    n=$(grep -c 'cannot write to\|cannot create a segment' "$D9_TMP/a.err" || true)
+    # One line at the outage, one at the resume, nothing else (nothing left unwritten at exit).
+    n=$(grep -c '^dial9: cannot write to\|^dial9: cannot create a segment' "$D9_TMP/a.err" || true)
     [ "$n" -eq 1 ] || d9_fail "disk full: said $n times (expected once): $(cat "$D9_TMP/a.err")"
-    n=$(grep -c 'again$' "$D9_TMP/a.err" || true)
-    [ "$n" -eq 1 ] || d9_fail "disk full: resumed $n times (expected once): $(cat "$D9_TMP/a.err")"
+    n=$(grep -c '^dial9: ' "$D9_TMP/a.err" || true)
+    [ "$n" -eq 2 ] || d9_fail "disk full: $n agent lines (expected the outage and the resume): $(cat "$D9_TMP/a.err")"
+    read -r kept_blocks kept_bytes forced < <(sed -n 's/^dial9: writing to .* again; \([0-9]*\) blocks (\([0-9]*\) bytes) kept.*, \([0-9]*\) events forced out.*/\1 \2 \3/p' "$D9_TMP/a.err")
+    [ -n "$forced" ] || d9_fail "disk full: resume line unreadable: $(cat "$D9_TMP/a.err")"
     d9_assert_sealed "$dir"
     d9_assert_check "$dir"
-    after=$("$D9_DECODER" events --json "$dir" |
-        python3 -c 'import json, sys; t = int(sys.argv[1]); print(sum(1 for l in sys.stdin if (e := json.loads(l))["type"] == "wake" and e["ts"] > t))' "$t_free")
-    [ "$after" -gt 0 ] || d9_fail "disk full: no wake recorded after space returned"
-    d9_log "disk full: one message, $sealed_events wakes in the sealed segments, resumed, $after wakes after"
+    for f in "$D9_TMP"/sealed/*.d9; do
+        cmp -s "$f" "$dir/$(basename "$f")" || d9_fail "disk full: $(basename "$f"), sealed before the outage, changed or removed"
+    done
+    wakes=$(sed -n 's/^wakes //p' "$D9_TMP/a.out")
+    "$D9_DECODER" summary --json "$dir" >"$D9_TMP/a.json" || d9_fail "disk full: summary failed"
+    dropped=$(d9_json "$D9_TMP/a.json" 'j["dropped"]')
+    # Per segment (in name order) its wakes: count, first and last ts.
+    for f in "$dir"/*.d9; do
+        "$D9_DECODER" events --json "$f" | python3 -c 'import json, sys
+ts = [e["ts"] for l in sys.stdin if (e := json.loads(l))["type"] == "wake"]
+print(len(ts), min(ts, default=0), max(ts, default=0))'
+    done >"$D9_TMP/a.segs"
+    # Wakes decoded: all; of the outage at full rate (after the last one on
+    # disk when the outage was seen, before phase 1); of the window.
+    read -r total outage window < <("$D9_DECODER" events --json "$dir" | python3 -c 'import json, sys
+t0, t1, t2 = (int(a) for a in sys.argv[1:])
+ts = [e["ts"] for l in sys.stdin if (e := json.loads(l))["type"] == "wake"]
+print(len(ts), sum(t0 < t < t1 for t in ts), sum(t1 < t < t2 for t in ts))' "$sealed_end" "$t1" "$t2")
+    # Every wake of the window made while the disk was full is in the trace, exactly.
+    [ "$window" -eq $((w2 - w1)) ] ||
+        d9_fail "disk full: $window wakes decoded between the phase marks, fault_writer made $((w2 - w1))"
+    # The bound held: what was kept fits it, and memory grew by no more than it.
+    [ "$outage" -gt 0 ] || d9_fail "disk full: no wake of the outage's full-rate part recovered"
+    [ "$forced" -gt 0 ] || d9_fail "disk full: ~3 MB over a 1 MiB bound and nothing was forced out"
+    [ "$kept_bytes" -le "$bound" ] || d9_fail "disk full: $kept_bytes bytes kept, over the $bound bound"
+    [ $((rss1 - rss0)) -le $((bound + (1 << 20))) ] ||
+        d9_fail "disk full: RSS grew by $((rss1 - rss0)) bytes during the outage (bound $bound)"
+    # Every wake fault_writer made is in the trace or counted as dropped, and some were dropped.
+    [ "$total" -le "$wakes" ] || d9_fail "disk full: $total wakes decoded, fault_writer made $wakes"
+    [ "$total" -lt "$wakes" ] || d9_fail "disk full: no wake lost although $forced events were forced out"
+    [ $((wakes - total)) -le "$dropped" ] ||
+        d9_fail "disk full: $((wakes - total)) wakes missing but only $dropped counted as dropped"
+    [ "$dropped" -ge "$forced" ] || d9_fail "disk full: $forced forced out, $dropped dropped in the trace"
+    # Written in time order: each segment's wakes all come after the previous one's.
+    python3 -c 'import sys
+prev = 0
+for i, l in enumerate(open(sys.argv[1])):
+    n, lo, hi = map(int, l.split())
+    if n and lo < prev:
+        sys.exit(f"segment {i}: first wake {lo} before the previous segment ends ({prev})")
+    prev = max(prev, hi)' "$D9_TMP/a.segs" || d9_fail "disk full: segments out of time order"
+    d9_log "disk full: one message; $sealed_events wakes sealed before; outage window: $window of $((w2 - w1)) wakes recovered;" \
+        "$outage newest wakes of the full-rate part; $kept_blocks blocks ($kept_bytes bytes, bound $bound) written on resume;" \
+        "$forced events forced out, $dropped dropped in the trace, $((wakes - total)) of $wakes wakes missing;" \
+        "RSS +$((rss1 - rss0)) bytes during the outage"
 fi
 
 # ---- (b) The trace directory removed while running -------------------------

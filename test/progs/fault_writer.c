@@ -3,6 +3,10 @@
  * millisecond (nanosleep between batches). SIGUSR1 drops the rate to one
  * wake per millisecond (so a refilled disk does not fill again at once).
  * Prints "start", "wakes N" (every wake it made) and "end"; exits 0.
+ * Ground truth for time windows: after each SIGUSR1 it prints on stderr
+ * "phase K at NS after W wakes": its CLOCK_MONOTONIC time NS between two
+ * wakes, W the wakes made before NS (so exactly W2 - W1 wakes were stamped
+ * between the marks of phases 1 and 2).
  * Further arguments are ignored (the tests pass markers in the cmdline).
  * usage: fault_writer SECONDS [BATCH] [ARG...] */
 #include <pthread.h>
@@ -11,20 +15,22 @@
 #include <stdlib.h>
 #include <time.h>
 
-static volatile sig_atomic_t slow;
+static volatile sig_atomic_t phase; /* SIGUSR1s received */
 
 static void on_usr1(int sig)
 {
     (void)sig;
-    slow = 1;
+    phase++;
 }
 
-static double now(void)
+static long long now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+    return (long long)t.tv_sec * 1000000000 + t.tv_nsec;
 }
+
+static double now(void) { return (double)now_ns() / 1e9; }
 
 int main(int argc, char **argv)
 {
@@ -39,9 +45,15 @@ int main(int argc, char **argv)
     fflush(stdout);
     pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
     long wakes = 0;
+    int marked = 0; /* phases announced */
     double end = now() + secs;
     while (now() < end) {
-        for (long i = 0, n = slow ? 1 : batch; i < n; i++, wakes++)
+        int p = phase;
+        if (p != marked) {
+            marked = p;
+            fprintf(stderr, "phase %d at %lld after %ld wakes\n", p, now_ns(), wakes);
+        }
+        for (long i = 0, n = p ? 1 : batch; i < n; i++, wakes++)
             pthread_cond_signal(&cv);
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
