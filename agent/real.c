@@ -12,6 +12,12 @@ static D9_TLS int resolving;
 
 static void *lookup(const char *name, const char *version)
 {
+#ifdef __SANITIZE_THREAD__
+    /* Linked into a TSan program (test/tsan/agent_threads.c): libtsan's
+     * interceptors are unversioned, dlvsym would skip them (and TSan would
+     * not see condvars); they pick libc's versions themselves. */
+    version = NULL;
+#endif
     void *p = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
     return p ? p : dlsym(RTLD_NEXT, name);
 }

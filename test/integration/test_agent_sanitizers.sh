@@ -24,6 +24,7 @@
 # code runs in the new thread before TSan set up its ThreadState: SEGV in
 # __tsan_func_entry (or __tsan_read8 with
 # --param=tsan-instrument-func-entry-exit=0) at hooks_thread.c:21-22.
+# test_agent_tsan.sh links the TSan agent into a TSan program instead.
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_DECODER" "$D9_PROGS/ground_truth" "$D9_PROGS/demo_server" "$D9_PROGS/forker" \
     "$D9_PROGS/lifecycle_child"

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dial9_format.h"
+#include "call_counts.h"
 
 #define ROUNDS 200
 #define MAX_THREADS 16
@@ -282,18 +283,6 @@ static void burster(void)
 }
 
 /* ---- Report ------------------------------------------------------------ */
-
-static void print_counts(const char *key, const unsigned *c)
-{
-    printf("\"%s\":{", key);
-    const char *sep = "";
-    for (unsigned k = 1; k < D9_CALL_COUNT; k++)
-        if (c[k]) {
-            printf("%s\"%s\":%u", sep, d9_call_name(k), c[k]);
-            sep = ",";
-        }
-    printf("}");
-}
 
 static void report(struct gt_thread *main_t)
 {
