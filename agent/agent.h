@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "dial9_format.h"
 #include "ring.h"
@@ -60,8 +61,14 @@ void d9_thread_exit(void);
 
 /* ---- Emitting events (hot path: no malloc, no lock, no syscall) -------- */
 
-/* CLOCK_MONOTONIC in ns through the vDSO (see docs/FORMAT.md, "Clock"). */
-uint64_t d9_now(void);
+/* CLOCK_MONOTONIC in ns through the vDSO (see docs/FORMAT.md, "Clock").
+ * Inline: one call less on every recorded event. */
+static inline uint64_t d9_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Records one event with timestamp ts on the calling thread. Drops and counts
  * when the ring is full. Never blocks; preserves errno. */

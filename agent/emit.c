@@ -14,32 +14,60 @@ D9_TLS struct d9_slot *d9_self;
 D9_TLS int d9_busy;
 D9_TLS int d9_exited;
 
-uint64_t d9_now(void)
+/* Rare: the ring just became half full. The kick may make a syscall; the
+ * application's errno survives it. */
+__attribute__((noinline, cold)) static void kick(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    int err = errno;
+    d9_writer_kick();
+    errno = err;
+}
+
+__attribute__((noinline, cold)) static void count_drop(struct d9_slot *s)
+{
+    atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+}
+
+/* The event is written in place into the ring entry (no temporary, no second
+ * copy) and published with one release store. The last entry is kept for
+ * THREAD_EXIT: every thread's trace ends with its exit even when its ring
+ * filled up (its losses are DROP counts). */
+static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint64_t ts, uint8_t type,
+                                                         uint8_t call, uint16_t len, uint64_t a, uint64_t b)
+{
+    struct d9_raw_event *e = d9_ring_reserve(&s->ring, type != D9_EV_THREAD_EXIT);
+    if (D9_UNLIKELY(!e)) {
+        count_drop(s);
+        return -1;
+    }
+    e->ts = ts;
+    e->type = type;
+    e->call = call;
+    e->len = len;
+    e->x = 0;
+    e->a = a;
+    e->b = b;
+    if (D9_UNLIKELY(d9_ring_publish(&s->ring)))
+        kick();
+    return 0;
 }
 
 static int push_ev(struct d9_slot *s, const struct d9_raw_event *ev)
 {
-    int half = 0;
-    /* The last entry is kept for THREAD_EXIT: every thread's trace ends with
-     * its exit even when its ring filled up (its losses are DROP counts). */
-    uint32_t keep = ev->type != D9_EV_THREAD_EXIT;
-    if (D9_UNLIKELY(d9_ring_push_keep(&s->ring, ev, &half, keep) < 0)) {
-        atomic_fetch_add_explicit(&s->dropped, 1, memory_order_relaxed);
+    struct d9_raw_event *e = d9_ring_reserve(&s->ring, ev->type != D9_EV_THREAD_EXIT);
+    if (D9_UNLIKELY(!e)) {
+        count_drop(s);
         return -1;
     }
-    if (D9_UNLIKELY(half))
-        d9_writer_kick();
+    *e = *ev;
+    if (D9_UNLIKELY(d9_ring_publish(&s->ring)))
+        kick();
     return 0;
 }
 
 int d9_slot_push(struct d9_slot *s, uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    struct d9_raw_event ev = {.ts = ts, .type = type, .call = call, .a = a, .b = b};
-    return push_ev(s, &ev);
+    return push_at(s, ts, type, call, 0, a, b);
 }
 
 void d9_name_event(struct d9_raw_event *ev, uint64_t ts, const char *name)
@@ -91,10 +119,47 @@ void d9_emit_raw(const struct d9_raw_event *ev)
     leave();
 }
 
+/* d9_emit_at's rare cases (first event of the thread, full ring, half-full
+ * kick) live here so the common case is a leaf that saves no registers. */
+__attribute__((noinline, cold)) static void emit_at_slow(uint64_t ts, uint8_t type, uint8_t call,
+                                                          uint64_t a, uint64_t b)
+{
+    struct d9_slot *s = recording_slot();
+    if (!s)
+        return;
+    enter();
+    push_at(s, ts, type, call, 0, a, b);
+    leave();
+}
+
 void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    struct d9_raw_event ev = {.ts = ts, .type = type, .call = call, .a = a, .b = b};
-    d9_emit_raw(&ev);
+    struct d9_slot *s = d9_self;
+    if (D9_UNLIKELY(d9_busy | d9_exited) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
+        return;
+    if (D9_UNLIKELY(s == NULL))
+        return emit_at_slow(ts, type, call, a, b);
+    struct d9_ring *r = &s->ring;
+    enter(); /* before reading head: a handler's push cannot interleave */
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    /* Ordinary events keep one entry free for THREAD_EXIT (see push_at);
+     * THREAD_EXIT, a full-looking ring and the half-full kick go through the
+     * slow path's exact checks. */
+    if (D9_UNLIKELY(h - r->tail_seen + 1 >= r->cap || h + 1 - r->tail_seen == r->cap / 2 ||
+                    type == D9_EV_THREAD_EXIT)) {
+        leave();
+        return emit_at_slow(ts, type, call, a, b);
+    }
+    struct d9_raw_event *e = &r->buf[h & (r->cap - 1)];
+    e->ts = ts;
+    e->type = type;
+    e->call = call;
+    e->len = 0;
+    e->x = 0;
+    e->a = a;
+    e->b = b;
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+    leave();
 }
 
 void d9_flush_nowait(struct d9_slot *s)

@@ -211,11 +211,8 @@ static inline uint64_t d9_wake_start(void)
 
 static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
 {
-    if (ts) {
-        int err = errno;
+    if (ts) /* d9_emit_at preserves errno itself (only its slow paths touch it) */
         d9_emit_at(ts, D9_EV_WAKE, call, target, count);
-        errno = err;
-    }
 }
 
 /* Slow-call timing (hooks_slow.c): t0 = d9_slow_start() before the real

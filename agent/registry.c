@@ -156,6 +156,7 @@ static void reset(struct d9_slot *s)
 {
     atomic_store_explicit(&s->ring.head, 0, memory_order_relaxed);
     atomic_store_explicit(&s->ring.tail, 0, memory_order_relaxed);
+    s->ring.tail_seen = 0;
     atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
     s->drop_reported = 0;
     s->nowait_count = 0;

@@ -17,23 +17,49 @@ struct d9_ring {
     uint32_t cap;             /* power of two */
     uint32_t pad;
     _Alignas(64) _Atomic uint64_t head; /* written by the producer */
+    uint64_t tail_seen;                 /* producer's copy of tail: the consumer's
+                                         * line is read only when this looks full */
     _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
 };
 
-/* Producer: returns 0 when stored, -1 when full (the caller counts a drop).
- * keep: entries that must stay free after this push (1 for ordinary events,
- * so a thread's final THREAD_EXIT always finds room; 0 for that event).
- * *half is set to 1 when this push is the one that made the ring half full,
- * so the caller can kick the writer once per fill rather than per event. */
-static inline int d9_ring_push_keep(struct d9_ring *r, const struct d9_raw_event *ev, int *half, uint32_t keep)
+/* Producer, in place: returns the free entry to fill, or NULL when full
+ * (the caller counts a drop). keep: entries that must stay free after this
+ * push (1 for ordinary events, so a thread's final THREAD_EXIT always finds
+ * room; 0 for that event). The consumer's tail is read only when the cached
+ * copy says the ring is full, or when the push would make it half full. */
+static inline struct d9_raw_event *d9_ring_reserve(struct d9_ring *r, uint32_t keep)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-    if (h - t + keep >= r->cap)
+    if (__builtin_expect(h - r->tail_seen + keep >= r->cap, 0)) {
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (h - r->tail_seen + keep >= r->cap)
+            return NULL;
+    }
+    return &r->buf[h & (r->cap - 1)];
+}
+
+/* Publishes the entry d9_ring_reserve returned (one release store). Returns
+ * 1 when this push is the one that made the ring half full (against the
+ * consumer's current tail), so the caller kicks the writer once per fill. */
+static inline int d9_ring_publish(struct d9_ring *r)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed) + 1;
+    atomic_store_explicit(&r->head, h, memory_order_release);
+    if (__builtin_expect(h - r->tail_seen == r->cap / 2, 0)) {
+        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+        return h - r->tail_seen == r->cap / 2;
+    }
+    return 0;
+}
+
+/* Producer, by copy: 0 when stored, -1 when full; *half as d9_ring_publish. */
+static inline int d9_ring_push_keep(struct d9_ring *r, const struct d9_raw_event *ev, int *half, uint32_t keep)
+{
+    struct d9_raw_event *e = d9_ring_reserve(r, keep);
+    if (!e)
         return -1;
-    r->buf[h & (r->cap - 1)] = *ev;
-    atomic_store_explicit(&r->head, h + 1, memory_order_release);
-    *half = (h + 1 - t) == r->cap / 2;
+    *e = *ev;
+    *half = d9_ring_publish(r);
     return 0;
 }
 

@@ -6,7 +6,9 @@
  *   futex_wake    syscall(SYS_futex, FUTEX_WAKE) with no waiter (wake event)
  *   eventfd       8-byte write to an eventfd (wake event)
  *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
- *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark) */
+ *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark)
+ *   mutex         uncontended pthread_mutex_lock + unlock (no event)
+ *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded) */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +32,7 @@ static uint64_t now_ns(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park N\n", argv[0]);
+        fprintf(stderr, "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|mutex|sock_read N\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -43,6 +46,11 @@ int main(int argc, char **argv)
     if (write(efd, &one, 8) != 8) /* stays readable: epoll_park returns at once */
         return 1;
     epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    int sp[2];
+    char byte;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
+        return 1;
 
     uint64_t t0 = now_ns();
     for (long i = 0; i < n; i++) {
@@ -56,6 +64,11 @@ int main(int argc, char **argv)
             epoll_wait(ep, out, 4, 0);
         else if (!strcmp(mode, "epoll_park"))
             epoll_wait(ep, out, 4, 1);
+        else if (!strcmp(mode, "mutex")) {
+            pthread_mutex_lock(&mu);
+            pthread_mutex_unlock(&mu);
+        } else if (!strcmp(mode, "sock_read"))
+            (void)!read(sp[0], &byte, 1);
         else {
             fprintf(stderr, "hotpath: unknown mode %s\n", mode);
             return 2;
