@@ -1,7 +1,9 @@
-/* analysis.c - see analysis.h. Pass 1 walks the time-ordered events per
- * thread (park state, busy periods, slow syscalls, locks, scheduling); pass 2
- * matches wakes (latency.c) and credits each wakee; then distributions,
- * top-10 lists and roles. */
+/* analysis.c - see analysis.h. One pass over the time-ordered events: per
+ * thread park state, busy periods, slow syscalls, locks and scheduling go
+ * into histograms and counters; parks, unparks and wakes feed the online
+ * wake matcher (latency.c), whose matches are credited to the wakees as they
+ * are decided. Then top-10 lists and roles. Memory: per thread, per lock
+ * address and the matcher's state; nothing per event. */
 #include "analysis.h"
 
 #include <stdlib.h>
@@ -19,31 +21,79 @@ static uint64_t fld(const struct d9_event *e, unsigned i) { return i < e->nfield
 static unsigned call_slot(uint64_t call) { return call < D9_CALL_COUNT ? (unsigned)call : D9_CALL_COUNT; }
 
 /* Per-thread state while replaying. */
+/* The first values of a distribution are also kept as they are: up to
+ * FEW of them, its p50/p99 are exact (small traces read as before). */
+#define FEW 64
+enum { FEW_PARK, FEW_BUSY, FEW_WAKE, FEW_KINDS };
+
 struct work {
     int parked, running;          /* running: a busy period is open (since run_ts) */
     uint64_t park_ts, park_target, run_ts, run_slow, run_preempt;
     uint8_t park_call;
-    struct d9_vec parks;
+    uint64_t few[FEW_KINDS][FEW];
+};
+
+/* A WAKE is matched after the events that share its ts: a park stamped
+ * with the same ns is "at or before" the wake even if it sorts after it. */
+struct held {
+    struct d9_event e;
+    uint64_t pos;
 };
 
 struct ctx {
-    const struct d9_model *m;
     struct d9_summary *s;
     struct work *w;
     size_t cap;
     struct d9_map idx; /* (pid, tid) -> stats index */
-    struct d9_park_iv *iv;
-    size_t niv, iv_cap;
-    struct d9_lock *locks; /* one per LOCK_WAIT until merged */
+    uint32_t last;     /* the previous event's thread */
+    struct d9_matcher *mt;
+    uint64_t pos;      /* events so far: the position of the current one */
+    struct held *held; /* wakes of the current ts, matched once it is over */
+    size_t nheld, held_cap;
+    struct d9_lock *locks; /* one per (pid, address, call) */
     size_t nlocks, locks_cap;
+    struct d9_map lock_idx; /* hash of the lock's key -> locks index (probed on a clash) */
     struct d9_topk worst_wakes, worst_slow, long_busy;
 };
+
+/* Adds v to h, counting it in t->over[k] when above the threshold. */
+static int put(struct ctx *c, struct d9_tstats *t, struct d9_hist *h, enum d9_over k, uint64_t v)
+{
+    t->over[k] += v > c->s->limit[k];
+    return d9_hist_add(h, v);
+}
+
+static int hold_wake(struct ctx *c, const struct d9_event *e)
+{
+    if (d9_grow((void **)&c->held, &c->held_cap, c->nheld, sizeof(*c->held)) < 0)
+        return -1;
+    c->held[c->nheld++] = (struct held){*e, c->pos};
+    return 0;
+}
+
+static int match_held(struct ctx *c)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->nheld; i++)
+        rc = d9_matcher_wake(c->mt, &c->held[i].e, c->held[i].pos);
+    c->nheld = 0;
+    return rc;
+}
+
+/* Keeps v (about to go into h) while h holds few values. */
+static void few(uint64_t *keep, const struct d9_hist *h, uint64_t v)
+{
+    if (h->n < FEW)
+        keep[h->n] = v;
+}
 
 static long thread_index(struct ctx *c, const struct d9_event *e)
 {
     uint32_t i;
+    if (c->s->nt && c->last < c->s->nt && c->s->t[c->last].tid == e->tid && c->s->t[c->last].pid == e->pid)
+        return c->last; /* runs of one thread's events are common */
     if (d9_map_get(&c->idx, d9_key2(e->pid, e->tid), &i))
-        return i;
+        return c->last = i;
     if (c->s->nt == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
         struct d9_tstats *t = realloc(c->s->t, cap * sizeof(*t));
@@ -63,22 +113,9 @@ static long thread_index(struct ctx *c, const struct d9_event *e)
     memset(&c->w[c->s->nt], 0, sizeof(c->w[0]));
     t->pid = e->pid;
     t->tid = e->tid;
-    const struct d9_thread *th = d9_model_thread(c->m, e->pid, e->tid);
-    t->name = th ? th->name : "";
+    t->name = ""; /* the model's, once every name is known (finish) */
     t->first_ts = e->ts;
     return (long)c->s->nt++;
-}
-
-static int add_interval(struct ctx *c, uint32_t thread, const struct work *w, uint64_t unpark_ts)
-{
-    uint8_t k = d9_park_class(w->park_call);
-    if (k == D9_CLS_NONE)
-        return 0;
-    if (d9_grow((void **)&c->iv, &c->iv_cap, c->niv, sizeof(*c->iv)) < 0)
-        return -1;
-    const struct d9_tstats *t = &c->s->t[thread];
-    c->iv[c->niv++] = (struct d9_park_iv){w->park_target, w->park_ts, unpark_ts, t->pid, t->tid, thread, k, 0};
-    return 0;
 }
 
 static void run_start(struct work *w, uint64_t ts)
@@ -96,7 +133,8 @@ static int run_end(struct ctx *c, struct d9_tstats *t, struct work *w, uint64_t 
     w->running = 0;
     struct d9_busy b = {w->run_ts, ts - w->run_ts, w->run_slow, w->run_preempt, t->pid, t->tid};
     d9_topk_offer(&c->long_busy, b.duration_ns, &b);
-    return d9_vec_push(&t->busy, b.duration_ns);
+    few(w->few[FEW_BUSY], &t->busy, b.duration_ns);
+    return put(c, t, &t->busy, D9_OVER_BUSY, b.duration_ns);
 }
 
 static int slow_syscall(struct ctx *c, struct d9_tstats *t, struct work *w, const struct d9_event *e)
@@ -113,7 +151,30 @@ static int slow_syscall(struct ctx *c, struct d9_tstats *t, struct work *w, cons
     }
     w->run_slow += w->running;
     d9_topk_offer(&c->worst_slow, x.duration_ns, &x);
-    return d9_vec_push(&t->slow, x.duration_ns);
+    return put(c, t, &t->slow, D9_OVER_SLOW, x.duration_ns);
+}
+
+static uint64_t lock_hash(uint32_t pid, uint64_t target, uint8_t call)
+{
+    uint64_t h = (target ^ ((uint64_t)pid << 8 | call)) * 0x9e3779b97f4a7c15ull;
+    return h ^ h >> 29;
+}
+
+/* The (pid, address, call) entry, added empty when new; NULL out of memory. */
+static struct d9_lock *lock_of(struct ctx *c, uint32_t pid, uint64_t target, uint8_t call)
+{
+    uint32_t i;
+    uint64_t h = lock_hash(pid, target, call);
+    for (; d9_map_get(&c->lock_idx, h, &i); h = h * 31 + 1) { /* a clash of hashes: probe on */
+        struct d9_lock *l = &c->locks[i];
+        if (l->pid == pid && l->target == target && l->call == call)
+            return l;
+    }
+    if (d9_grow((void **)&c->locks, &c->locks_cap, c->nlocks, sizeof(*c->locks)) < 0 ||
+        d9_map_put(&c->lock_idx, h, (uint32_t)c->nlocks) < 0)
+        return NULL;
+    c->locks[c->nlocks] = (struct d9_lock){target, 0, 0, 0, pid, call};
+    return &c->locks[c->nlocks++];
 }
 
 static int lock_wait(struct ctx *c, struct d9_tstats *t, const struct d9_event *e)
@@ -125,10 +186,13 @@ static int lock_wait(struct ctx *c, struct d9_tstats *t, const struct d9_event *
         t->lock_worst_call = call;
     }
     t->lock_total += wait;
-    if (d9_grow((void **)&c->locks, &c->locks_cap, c->nlocks, sizeof(*c->locks)) < 0)
+    struct d9_lock *l = lock_of(c, t->pid, fld(e, F_TARGET), call);
+    if (!l)
         return -1;
-    c->locks[c->nlocks++] = (struct d9_lock){fld(e, F_TARGET), 1, wait, wait, t->pid, call};
-    return d9_vec_push(&t->lockw, wait);
+    l->count++;
+    l->total_ns += wait;
+    l->max_ns = wait > l->max_ns ? wait : l->max_ns;
+    return put(c, t, &t->lockw, D9_OVER_LOCK, wait);
 }
 
 /* Pass 1: one event of thread i. */
@@ -149,25 +213,29 @@ static int account(struct ctx *c, uint32_t i, const struct d9_event *e)
         w->park_ts = e->ts;
         w->park_call = (uint8_t)fld(e, F_CALL);
         w->park_target = fld(e, F_TARGET);
-        break;
+        return d9_matcher_park(c->mt, i, e);
     case D9_EV_UNPARK:
         if (w->parked) { /* else the park happened before the recording */
             uint64_t d = e->ts - w->park_ts;
             t->parked_ns += d;
-            if (d9_vec_push(&w->parks, d) < 0 || add_interval(c, i, w, e->ts) < 0)
+            few(w->few[FEW_PARK], &t->park, d);
+            if (d9_hist_add(&t->park, d) < 0 || d9_matcher_unpark(c->mt, i, e) < 0)
                 return -1;
         }
         w->parked = 0;
         run_start(w, e->ts);
         break;
-    case D9_EV_WAKE: t->wakes_sent++; break;
+    case D9_EV_WAKE:
+        t->wakes_sent++;
+        return hold_wake(c, e);
+    case D9_EV_EPOLL_CTL: return d9_matcher_epoll_ctl(c->mt, e);
     case D9_EV_DROP: t->dropped += fld(e, F_COUNT); break;
     case D9_EV_POLL_NOWAIT: t->nowait_polls += fld(e, F_NOWAIT); break;
     case D9_EV_SLOW_SYSCALL: return slow_syscall(c, t, w, e);
     case D9_EV_LOCK_WAIT: return lock_wait(c, t, e);
     case D9_EV_SCHED_DELAY:
         t->sched_total += fld(e, F_DELAY);
-        return d9_vec_push(&t->sched, fld(e, F_DELAY));
+        return put(c, t, &t->sched, D9_OVER_SCHED, fld(e, F_DELAY));
     case D9_EV_PREEMPT: {
         uint64_t d = fld(e, F_PREEMPT);
         t->preempts++;
@@ -182,31 +250,35 @@ static int account(struct ctx *c, uint32_t i, const struct d9_event *e)
     return 0;
 }
 
-/* Pass 2: wake matching, credited to the wakees. */
-static int credit_wakes(struct ctx *c)
+/* A decided match: credited to the wakee, logged when asked. */
+static int credit(void *ctx, const struct d9_wake *k)
 {
+    struct ctx *c = ctx;
     struct d9_summary *s = c->s;
-    if (d9_match_wakes(c->m, c->iv, c->niv, &s->wakes, &s->nwakes) < 0)
+    struct d9_tstats *t = &s->t[k->wakee];
+    t->wakes_received++;
+    s->nwakes++;
+    /* offered in wake order, as if all matches were known at the wake */
+    d9_topk_offer_at(&c->worst_wakes, k->latency_ns, k->ev << 20 | (k->nth < 0xfffff ? k->nth : 0xfffff), k);
+    if (s->wakelog && d9_wakelog_add(s->wakelog, k) < 0)
         return -1;
-    for (size_t i = 0; i < s->nwakes; i++) {
-        const struct d9_wake *k = &s->wakes[i];
-        struct d9_tstats *t = &s->t[k->wakee];
-        t->wakes_received++;
-        if (d9_vec_push(&t->wake_lat, k->latency_ns) < 0)
-            return -1;
-        d9_topk_offer(&c->worst_wakes, k->latency_ns, k);
-    }
-    return 0;
+    few(c->w[k->wakee].few[FEW_WAKE], &t->wake_lat, k->latency_ns);
+    return put(c, t, &t->wake_lat, D9_OVER_WAKE, k->latency_ns);
 }
 
-static int lock_key_cmp(const void *x, const void *y)
+/* Moves the matches no pending wake can precede to the log; past its bound
+ * the oldest pending wake is given up. */
+static int log_matches(struct ctx *c)
 {
-    const struct d9_lock *a = x, *b = y;
-    if (a->pid != b->pid)
-        return a->pid < b->pid ? -1 : 1;
-    if (a->target != b->target)
-        return a->target < b->target ? -1 : 1;
-    return (a->call > b->call) - (a->call < b->call);
+    struct d9_wakelog *l = c->s->wakelog;
+    if (d9_wakelog_flush(l, d9_matcher_oldest(c->mt)) < 0)
+        return -1;
+    while (d9_wakelog_held(l) > D9_WAKELOG_HELD) {
+        d9_matcher_retire_oldest(c->mt);
+        if (d9_wakelog_flush(l, d9_matcher_oldest(c->mt)) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int by_total_wait(const void *x, const void *y)
@@ -214,30 +286,11 @@ static int by_total_wait(const void *x, const void *y)
     const struct d9_lock *a = x, *b = y;
     if (a->total_ns != b->total_ns)
         return a->total_ns > b->total_ns ? -1 : 1;
-    return lock_key_cmp(x, y);
-}
-
-/* Merges the per-wait entries by (pid, address, call). */
-static void merge_locks(struct ctx *c)
-{
-    size_t n = 0;
-    if (c->nlocks)
-        qsort(c->locks, c->nlocks, sizeof(*c->locks), lock_key_cmp);
-    for (size_t i = 0; i < c->nlocks; i++) {
-        struct d9_lock *l = &c->locks[i];
-        if (n && lock_key_cmp(&c->locks[n - 1], l) == 0) {
-            struct d9_lock *o = &c->locks[n - 1];
-            o->count++;
-            o->total_ns += l->total_ns;
-            o->max_ns = l->max_ns > o->max_ns ? l->max_ns : o->max_ns;
-        } else
-            c->locks[n++] = *l;
-    }
-    if (n)
-        qsort(c->locks, n, sizeof(*c->locks), by_total_wait);
-    c->s->locks = c->locks;
-    c->s->nlocks = n;
-    c->locks = NULL;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->target != b->target)
+        return a->target < b->target ? -1 : 1;
+    return (a->call > b->call) - (a->call < b->call);
 }
 
 static int by_thread(const void *x, const void *y)
@@ -248,17 +301,25 @@ static int by_thread(const void *x, const void *y)
     return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
-static void finish_thread(struct d9_tstats *t, struct work *w)
+/* p50/p99/max: exact from the values kept while few, else the histogram's. */
+static struct d9_dist dist(const struct d9_hist *h, uint64_t *keep)
+{
+    if (h->n <= FEW) {
+        struct d9_vec x = {keep, h->n, FEW};
+        return d9_vec_dist(&x);
+    }
+    return (struct d9_dist){d9_hist_quantile(h, 0.5), d9_hist_quantile(h, 0.99), h->max, h->n};
+}
+
+static void finish_thread(const struct d9_model *m, struct d9_tstats *t, struct work *w)
 {
     uint64_t span = t->last_ts - t->first_ts;
     t->busy_ns = span > t->parked_ns ? span - t->parked_ns : 0;
-    t->park_ns = d9_vec_dist(&w->parks);
-    t->busy_period_ns = d9_vec_dist(&t->busy);
-    t->wake_latency_ns = d9_vec_dist(&t->wake_lat);
-    d9_vec_dist(&t->sched); /* sorted, for the verdict */
-    d9_vec_dist(&t->slow);
-    d9_vec_dist(&t->lockw);
-    d9_vec_free(&w->parks);
+    t->park_ns = dist(&t->park, w->few[FEW_PARK]);
+    t->busy_period_ns = dist(&t->busy, w->few[FEW_BUSY]);
+    t->wake_latency_ns = dist(&t->wake_lat, w->few[FEW_WAKE]);
+    const struct d9_thread *th = d9_model_thread(m, t->pid, t->tid);
+    t->name = th ? th->name : "";
 }
 
 static size_t take(struct d9_topk *k)
@@ -267,51 +328,82 @@ static size_t take(struct d9_topk *k)
     return k->n;
 }
 
-int d9_analyse(const struct d9_model *m, struct d9_summary *s)
+static int one_event(void *ctx, const struct d9_event *e)
 {
+    struct ctx *c = ctx;
+    if (c->nheld && e->ts > c->held[0].e.ts && match_held(c) < 0)
+        return -1;
+    long k = thread_index(c, e);
+    int rc = k < 0 ? -1 : account(c, (uint32_t)k, e);
+    c->pos++;
+    if (rc == 0 && c->s->wakelog && d9_wakelog_held(c->s->wakelog))
+        rc = log_matches(c);
+    return rc;
+}
+
+int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct d9_analysis_opts *o)
+{
+    static const uint64_t defaults[D9_OVER_KINDS] = {5000000, 1000000, 10000000, 50000000, 10000000};
     memset(s, 0, sizeof(*s));
-    struct ctx c = {.m = m, .s = s};
+    memcpy(s->limit, o->limit ? o->limit : defaults, sizeof(s->limit));
+    struct ctx c = {.s = s, .mt = d9_matcher_new(credit, &c)};
     d9_topk_init(&c.worst_wakes, s->worst_wakes, sizeof(s->worst_wakes[0]));
     d9_topk_init(&c.worst_slow, s->worst_slow, sizeof(s->worst_slow[0]));
     d9_topk_init(&c.long_busy, s->long_busy, sizeof(s->long_busy[0]));
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < m->nev; i++) {
-        long k = thread_index(&c, &m->ev[i]);
-        rc = k < 0 ? -1 : account(&c, (uint32_t)k, &m->ev[i]);
-    }
+    int rc = c.mt && (!o->wakelog || (s->wakelog = d9_wakelog_new())) ? 0 : -1;
     if (rc == 0)
-        rc = credit_wakes(&c);
-    merge_locks(&c);
+        rc = d9_model_each(m, one_event, &c) || match_held(&c) ? -1 : 0;
+    if (rc == 0 && s->wakelog && d9_wakelog_held(s->wakelog))
+        rc = log_matches(&c);
+    if (rc == 0 && s->wakelog && d9_wakelog_rewind(s->wakelog) < 0)
+        rc = -1;
+    if (c.nlocks)
+        qsort(c.locks, c.nlocks, sizeof(*c.locks), by_total_wait);
+    s->locks = c.locks;
+    s->nlocks = c.nlocks;
     for (size_t i = 0; i < s->nt; i++) {
-        finish_thread(&s->t[i], &c.w[i]);
+        finish_thread(m, &s->t[i], &c.w[i]);
         s->dropped += s->t[i].dropped;
+        if (i == 0 || s->t[i].first_ts < s->first_ts)
+            s->first_ts = s->t[i].first_ts;
+        if (s->t[i].last_ts > s->last_ts)
+            s->last_ts = s->t[i].last_ts;
     }
     for (size_t i = 0; i < s->nt; i++)
         s->t[i].role = d9_guess_role(s, i);
     if (s->nt)
         qsort(s->t, s->nt, sizeof(*s->t), by_thread);
-    s->events = m->nev;
+    s->events = c.pos;
     s->nworst_wakes = take(&c.worst_wakes);
     s->nworst_slow = take(&c.worst_slow);
     s->nlong_busy = take(&c.long_busy);
     free(c.w);
-    free(c.iv);
+    free(c.held);
+    d9_matcher_free(c.mt);
     d9_map_free(&c.idx);
+    d9_map_free(&c.lock_idx);
     return rc;
+}
+
+int d9_analyse(const struct d9_model *m, struct d9_summary *s)
+{
+    struct d9_analysis_opts o = {0};
+    return d9_analyse_opts(m, s, &o);
 }
 
 void d9_summary_free(struct d9_summary *s)
 {
     for (size_t i = 0; i < s->nt; i++) {
         struct d9_tstats *t = &s->t[i];
-        d9_vec_free(&t->busy);
-        d9_vec_free(&t->wake_lat);
-        d9_vec_free(&t->sched);
-        d9_vec_free(&t->slow);
-        d9_vec_free(&t->lockw);
+        d9_hist_free(&t->park);
+        d9_hist_free(&t->busy);
+        d9_hist_free(&t->wake_lat);
+        d9_hist_free(&t->sched);
+        d9_hist_free(&t->slow);
+        d9_hist_free(&t->lockw);
     }
     free(s->t);
-    free(s->wakes);
+    d9_wakelog_free(s->wakelog);
     free(s->locks);
     memset(s, 0, sizeof(*s));
 }

@@ -10,12 +10,18 @@
 
 #include <stdint.h>
 
+#include "hist.h"
 #include "latency.h"
 #include "model.h"
 #include "topk.h"
 #include "vec.h"
+#include "wakelog.h"
 
 enum d9_role { D9_ROLE_OTHER, D9_ROLE_WORKER, D9_ROLE_BLOCKING };
+
+/* The durations the verdict thresholds apply to; values above the analysis'
+ * thresholds (d9_analysis_opts) are counted exactly per thread. */
+enum d9_over { D9_OVER_WAKE, D9_OVER_SCHED, D9_OVER_SLOW, D9_OVER_BUSY, D9_OVER_LOCK, D9_OVER_KINDS };
 
 struct d9_tstats {
     uint32_t pid, tid;
@@ -25,11 +31,14 @@ struct d9_tstats {
     uint64_t parks, parks_by_call[D9_CALL_COUNT + 1]; /* last: calls this decoder does not know */
     uint64_t parked_ns, busy_ns;  /* busy = span between first and last event - parked */
     uint64_t wakes_sent, wakes_received, nowait_polls, dropped;
-    struct d9_dist park_ns, busy_period_ns, wake_latency_ns;
-    /* Every value, sorted ascending: busy periods (thread start or unpark ->
-     * next park), latencies of the wakes received, sched_delay readings,
-     * slow syscall durations, lock waits. */
-    struct d9_vec busy, wake_lat, sched, slow, lockw;
+    struct d9_dist park_ns, busy_period_ns, wake_latency_ns; /* from park, busy, wake_lat */
+    /* Distributions (hist.h: exact count, sum, min, max; quantiles within
+     * 3.1%): park durations, busy periods (thread start or unpark -> next
+     * park), latencies of the wakes received, sched_delay readings, slow
+     * syscall durations, lock waits. The d9_dist above are exact while a
+     * distribution holds at most 64 values. */
+    struct d9_hist park, busy, wake_lat, sched, slow, lockw;
+    uint64_t over[D9_OVER_KINDS]; /* values above d9_summary.limit[] */
     uint64_t sched_total, lock_total, preempts, preempt_total, preempt_max, slow_max, lock_max;
     uint8_t slow_worst_call, lock_worst_call; /* call of the longest one */
 };
@@ -60,8 +69,10 @@ struct d9_summary {
     struct d9_tstats *t; /* ordered by pid, then tid */
     size_t nt;
     uint64_t events, dropped;
-    struct d9_wake *wakes; /* every matched (wake, wakee), in event order; .wakee is internal */
-    size_t nwakes;
+    size_t nwakes;             /* matched (wake, wakee) pairs */
+    struct d9_wakelog *wakelog; /* each of them in wake order, when asked for (opts); .wakee is internal */
+    uint64_t limit[D9_OVER_KINDS]; /* thresholds of tstats.over (ns) */
+    uint64_t first_ts, last_ts;    /* of all events (0 when none) */
     struct d9_wake worst_wakes[D9_TOPK_MAX]; /* longest latency first */
     size_t nworst_wakes;
     struct d9_sys_stat sys[D9_CALL_COUNT + 1]; /* slow syscalls by call (last: unknown calls) */
@@ -73,7 +84,14 @@ struct d9_summary {
     size_t nlong_busy;
 };
 
-/* m must be sorted. 0 ok, -1 out of memory. */
+struct d9_analysis_opts {
+    const uint64_t *limit; /* D9_OVER_KINDS thresholds (ns); NULL: the verdict defaults */
+    int wakelog;           /* keep every match in s->wakelog */
+};
+
+/* One pass over m's events (an in-memory m must be sorted). 0 ok, -1 out of
+ * memory. d9_analyse: default options. */
+int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct d9_analysis_opts *o);
 int d9_analyse(const struct d9_model *m, struct d9_summary *s);
 void d9_summary_free(struct d9_summary *s);
 const char *d9_role_name(enum d9_role r);

@@ -10,6 +10,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "schema.h"
+#include "stream.h"
 
 /* One output line: text (" key=value") when w is NULL, else JSON members. */
 struct line {
@@ -140,24 +141,48 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
     fputc('\n', out);
 }
 
+struct printer {
+    struct d9_model *m;
+    struct d9_wakelog *log; /* NULL: text */
+    uint64_t pos;
+};
+
+static int print_one(void *ctx, const struct d9_event *e)
+{
+    struct printer *p = ctx;
+    struct d9_wake k;
+    int has = p->log && e->type == D9_EV_WAKE && d9_wakelog_next_of(p->log, p->pos, &k);
+    p->pos++;
+    print_event(stdout, p->m, e, has ? &k : NULL, p->log != NULL);
+    return ferror(stdout) ? 1 : 0;
+}
+
+static int no_op(void *ctx, const struct d9_event *e)
+{
+    (void)ctx;
+    (void)e;
+    return 0;
+}
+
+/* Two passes: the first learns every thread name (and, for JSON, matches
+ * the wakes), the second prints. */
 int d9_cmd_events(char *const *paths, int npaths, int json)
 {
     struct d9_model m = {0};
     struct d9_summary s = {0};
+    struct d9_analysis_opts o = {.wakelog = 1};
     int bad = 0;
-    if (d9_load(&m, paths, npaths, &bad) < 0 || (json && d9_analyse(&m, &s) < 0)) {
+    int rc = d9_load(&m, paths, npaths, &bad);
+    if (rc == 0) {
+        d9_stream_set_passes(m.src, 2);
+        rc = json ? d9_analyse_opts(&m, &s, &o) : d9_model_each(&m, no_op, NULL);
+    }
+    struct printer p = {&m, s.wakelog, 0};
+    if (rc == 0)
+        rc = d9_model_each(&m, print_one, &p);
+    if (rc < 0)
         fprintf(stderr, "dial9-decode: out of memory\n");
-        d9_summary_free(&s);
-        d9_model_free(&m);
-        return 1;
-    }
-    size_t k = 0; /* s.wakes is in event order */
-    for (size_t i = 0; i < m.nev; i++) {
-        while (k < s.nwakes && s.wakes[k].ev < i)
-            k++;
-        print_event(stdout, &m, &m.ev[i], k < s.nwakes && s.wakes[k].ev == i ? &s.wakes[k] : NULL, json);
-    }
     d9_summary_free(&s);
     d9_model_free(&m);
-    return bad ? 1 : 0;
+    return rc || bad ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,52 +87,44 @@ static int walk_dir(const char *dir, struct list *out, int *errors)
     return rc;
 }
 
-/* Reads a whole file; reads to EOF rather than trusting st_size, since an
- * open segment may still be growing. */
-static int read_file(const char *path, uint8_t **buf, size_t *len)
+int d9_map_file(const char *path, const uint8_t **buf, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    for (;;) {
-        if (!b)
-            break;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                b = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            b = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, b + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
+    struct stat st;
+    void *p = NULL;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && st.st_size > 0) {
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        rc = p == MAP_FAILED ? -1 : 0;
+        if (rc == 0)
+            madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
     }
     int saved = errno;
     close(fd);
     errno = saved;
-    if (!b)
+    if (rc < 0)
         return -1;
-    *buf = b;
-    *len = n;
+    *buf = p ? p : (const uint8_t *)"";
+    *len = p ? (size_t)st.st_size : 0;
     return 0;
 }
 
-int d9_for_each_file(char *const *paths, int npaths, d9_file_fn fn, void *ctx, int *errors)
+void d9_unmap_file(const uint8_t *buf, size_t len)
+{
+    if (len)
+        munmap((void *)buf, len);
+}
+
+void d9_drop_pages(const uint8_t *buf, size_t upto)
+{
+    size_t page = 4096, n = upto & ~(page - 1);
+    if (n)
+        madvise((void *)buf, n, MADV_DONTNEED); /* file-backed: just leaves our RSS */
+}
+
+int d9_list_files(char *const *paths, int npaths, char ***out, size_t *nout, int *errors)
 {
     struct list files = {0};
     int rc = 0;
@@ -155,19 +148,41 @@ int d9_for_each_file(char *const *paths, int npaths, d9_file_fn fn, void *ctx, i
             rc = list_add(&files, paths[i]); /* named explicitly: read whatever it is */
         }
     }
-    for (size_t i = 0; rc == 0 && i < files.n; i++) {
-        uint8_t *buf;
+    if (rc < 0) {
+        list_free(&files);
+        return -1;
+    }
+    *out = files.v;
+    *nout = files.n;
+    return 0;
+}
+
+void d9_free_files(char **v, size_t n)
+{
+    struct list l = {v, n, n};
+    list_free(&l);
+}
+
+int d9_for_each_file(char *const *paths, int npaths, d9_file_fn fn, void *ctx, int *errors)
+{
+    char **files;
+    size_t n;
+    if (d9_list_files(paths, npaths, &files, &n, errors) < 0)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const uint8_t *buf;
         size_t len;
-        if (read_file(files.v[i], &buf, &len) < 0) {
+        if (d9_map_file(files[i], &buf, &len) < 0) {
             if (errno == ENOMEM)
                 rc = -1;
-            fprintf(stderr, "dial9-decode: %s: %s\n", files.v[i], strerror(errno));
+            fprintf(stderr, "dial9-decode: %s: %s\n", files[i], strerror(errno));
             (*errors)++;
             continue;
         }
-        rc = fn(ctx, files.v[i], buf, len);
-        free(buf);
+        rc = fn(ctx, files[i], buf, len);
+        d9_unmap_file(buf, len);
     }
-    list_free(&files);
+    d9_free_files(files, n);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* model.c - the merged event store (see model.h). */
 #include "model.h"
+#include "stream.h"
 #include "vec.h"
 
 #include <stdlib.h>
@@ -31,6 +32,15 @@ static void set_name(struct d9_thread *t, const char *name, size_t len, uint64_t
     t->name_ts = ts;
 }
 
+int d9_model_note_name(struct d9_model *m, const struct d9_event *ev)
+{
+    struct d9_thread *t = thread_of(m, ev->pid, ev->tid);
+    if (!t)
+        return -1;
+    set_name(t, ev->name, ev->name_len, ev->ts, 1);
+    return 0;
+}
+
 int d9_model_add_event(void *model, const struct d9_event *ev)
 {
     struct d9_model *m = model;
@@ -39,12 +49,28 @@ int d9_model_add_event(void *model, const struct d9_event *ev)
     struct d9_event *e = &m->ev[m->nev++];
     *e = *ev;
     e->seq = m->seq++;
-    struct d9_thread *t = thread_of(m, ev->pid, ev->tid);
-    if (!t)
+    if (!thread_of(m, ev->pid, ev->tid))
         return -1;
-    if (ev->type == D9_EV_THREAD_NAME)
-        set_name(t, ev->name, ev->name_len, ev->ts, 1);
-    return 0;
+    return ev->type == D9_EV_THREAD_NAME ? d9_model_note_name(m, ev) : 0;
+}
+
+int d9_model_each(const struct d9_model *m, d9_event_fn fn, void *ctx)
+{
+    if (!m->src) {
+        for (size_t i = 0; i < m->nev; i++) {
+            int rc = fn(ctx, &m->ev[i]);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    const struct d9_event *e;
+    int got, rc = 0;
+    while (rc == 0 && (got = d9_stream_next(m->src, &e)) > 0)
+        rc = fn(ctx, e);
+    if (rc != 0)
+        d9_stream_stop(m->src);
+    return rc != 0 ? rc : got < 0 ? -1 : 0;
 }
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
@@ -69,6 +95,12 @@ int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
         for (size_t k = 0; k < n; k++)
             p->cmdline[k] = seg->cmdline[k] ? seg->cmdline[k] : ' ';
         p->cmdline[n] = 0;
+        p->anchor_real_ns = p->anchor_mono_ns = 0;
+    }
+    struct d9_proc *ap = d9_map_get(&m->proc_idx, seg->pid, &i) ? &m->proc[i] : NULL;
+    if (ap && seg->anchor_real_ns && (!ap->anchor_real_ns || seg->anchor_mono_ns < ap->anchor_mono_ns)) {
+        ap->anchor_real_ns = seg->anchor_real_ns; /* the earliest: nearest the trace start */
+        ap->anchor_mono_ns = seg->anchor_mono_ns;
     }
     for (uint32_t k = 0; k < seg->nthreads; k++) {
         struct d9_thread *t = thread_of(m, seg->pid, seg->threads[k].tid);
@@ -118,6 +150,7 @@ void d9_model_free(struct d9_model *m)
     }
     free(m->proc);
     free(m->thr);
+    d9_stream_close(m->src);
     free(m->ev);
     d9_map_free(&m->thr_idx);
     d9_map_free(&m->proc_idx);

@@ -1,5 +1,7 @@
-/* model.h - every event of every input segment, merged in time order, plus
- * what the headers say about processes and thread names. */
+/* model.h - what the headers and THREAD_NAME events say about processes and
+ * threads, plus where the events come from: the inputs streamed in time
+ * order (stream.h, d9_load), or events held in memory (tests, the fuzzer:
+ * d9_model_add_event, then d9_model_sort). */
 #ifndef DIAL9_DECODER_MODEL_H
 #define DIAL9_DECODER_MODEL_H
 
@@ -19,9 +21,15 @@ struct d9_proc {
     uint32_t pid;
     char *exe, *hostname; /* "" when unknown */
     char *cmdline;        /* arguments joined by spaces */
+    /* The ANCHOR of this pid's segment read that is earliest by monotonic
+     * time (0, 0: none), to convert wall-clock times (timearg.c). */
+    uint64_t anchor_real_ns, anchor_mono_ns;
 };
 
+struct d9_stream;
+
 struct d9_model {
+    struct d9_stream *src;  /* d9_load's inputs; NULL: the events are ev[] */
     struct d9_event *ev;
     size_t nev, ev_cap;
     struct d9_thread *thr;
@@ -35,6 +43,11 @@ struct d9_model {
 
 /* A d9_event_fn: appends the event (and a THREAD_NAME's name). ctx is the model. */
 int d9_model_add_event(void *model, const struct d9_event *ev);
+/* A THREAD_NAME's name (newest wins), without keeping the event. 0, -1 out of memory. */
+int d9_model_note_name(struct d9_model *m, const struct d9_event *ev);
+/* One pass over the events in time order: fn per event (a non-zero return
+ * stops it and is returned), from the inputs or ev[]. -1 out of memory. */
+int d9_model_each(const struct d9_model *m, d9_event_fn fn, void *ctx);
 /* Records a segment header: process identity and the thread table. */
 int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg);
 /* Orders events by ts, then pid, tid, and input order. */
@@ -44,9 +57,11 @@ const struct d9_thread *d9_model_thread(const struct d9_model *m, uint32_t pid, 
 const struct d9_proc *d9_model_proc(const struct d9_model *m, uint32_t pid);
 void d9_model_free(struct d9_model *m);
 
-/* Reads every segment under paths into m, one stderr line per input that is
- * not intact. *bad counts those inputs (and paths with no segment).
- * Returns 0, or -1 out of memory. */
+/* Opens every segment under paths as m's inputs (headers read, blocks
+ * indexed; events are decoded by each pass, see stream.h), one stderr line
+ * per input that is not intact. *bad counts those inputs (and paths with
+ * no segment); damage found only while decoding is counted when the first
+ * pass ends, so *bad must outlive m. Returns 0, or -1 out of memory. */
 int d9_load(struct d9_model *m, char *const *paths, int npaths, int *bad);
 
 #endif

@@ -187,10 +187,6 @@ static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
 
 /* ---- Blocks ------------------------------------------------------------- */
 
-struct block {
-    uint32_t payload_len, raw_len, crc, events;
-};
-
 /* hdr_crc covers every header field but itself: bytes 0..19 and 24..39. */
 static int block_header_ok(const uint8_t *p)
 {
@@ -214,16 +210,41 @@ static size_t find_block(const uint8_t *buf, size_t len, size_t from)
     return len;
 }
 
+struct d9_inflater {
+    LZ4F_dctx *dctx;
+    uint8_t *raw;
+    size_t cap;
+};
+
+struct d9_inflater *d9_inflater_new(void)
+{
+    struct d9_inflater *z = calloc(1, sizeof(*z));
+    if (z && LZ4F_isError(LZ4F_createDecompressionContext(&z->dctx, LZ4F_VERSION))) {
+        free(z);
+        z = NULL;
+    }
+    return z;
+}
+
+void d9_inflater_free(struct d9_inflater *z)
+{
+    if (!z)
+        return;
+    LZ4F_freeDecompressionContext(z->dctx);
+    free(z->raw);
+    free(z);
+}
+
 /* Decompresses exactly b->raw_len bytes from one LZ4 frame that spans the
- * whole payload. Returns NULL on success, else the reason. */
-static const char *inflate_block(LZ4F_dctx *dctx, const uint8_t *src, const struct block *b, uint8_t *dst)
+ * whole payload into z->raw. Returns NULL on success, else the reason. */
+static const char *inflate_block(struct d9_inflater *z, const uint8_t *src, const struct d9_block_ref *b)
 {
     size_t in = 0, out = 0, hint = 1;
     while (hint != 0) {
         size_t src_n = b->payload_len - in, dst_n = b->raw_len - out;
         if (src_n == 0)
             return "lz4 frame ends early";
-        hint = LZ4F_decompress(dctx, dst + out, &dst_n, src + in, &src_n, NULL);
+        hint = LZ4F_decompress(z->dctx, z->raw + out, &dst_n, src + in, &src_n, NULL);
         if (LZ4F_isError(hint))
             return LZ4F_getErrorName(hint);
         in += src_n;
@@ -242,8 +263,12 @@ struct cursor {
     const uint8_t *p, *end;
 };
 
-static int get_varint(struct cursor *c, uint64_t *v)
+static inline int get_varint(struct cursor *c, uint64_t *v)
 {
+    if (c->p < c->end && *c->p < 0x80) { /* most values: one byte */
+        *v = *c->p++;
+        return 0;
+    }
     size_t n = d9_get_varint(c->p, (size_t)(c->end - c->p), v);
     c->p += n;
     return n ? 0 : -1;
@@ -277,6 +302,22 @@ static int get_fields(struct cursor *c, const struct d9_schema *sc, struct d9_ev
             ev->kinds[f] = k;
             ev->f[f] = v;
             ev->nfields = (uint8_t)(f + 1);
+        }
+    }
+    return 0;
+}
+
+/* Steps over one event's fields (counting only: check). */
+static int skip_fields(struct cursor *c, const struct d9_schema *sc, uint8_t type)
+{
+    for (unsigned f = 0; f < sc->nfields[type]; f++) {
+        uint64_t v;
+        if (get_varint(c, &v) < 0)
+            return -1;
+        if (sc->kinds[type][f] == 'b') {
+            if (v > (uint64_t)(c->end - c->p))
+                return -1;
+            c->p += v;
         }
     }
     return 0;
@@ -318,15 +359,14 @@ static int parse_payload(struct d9_seg *s, const uint8_t *raw, size_t n, uint32_
                 snprintf(why, why_len, "event type %u not in the schema at payload offset %zu", ev.type, at);
                 return 1;
             }
-            if (get_varint(&c, &delta) < 0 || get_fields(&c, &s->schema, &ev) < 0) {
+            if (get_varint(&c, &delta) < 0 ||
+                (fn ? get_fields(&c, &s->schema, &ev) : skip_fields(&c, &s->schema, ev.type)) < 0) {
                 snprintf(why, why_len, "event cut short at payload offset %zu", at);
                 return 1;
             }
             ts += delta;
             ev.ts = ts;
-            ev.seq = s->events;
             (*nev)++;
-            s->events++;
             if (fn && (*stop = fn(ctx, &ev)) != 0)
                 return 0;
         }
@@ -338,7 +378,50 @@ static int parse_payload(struct d9_seg *s, const uint8_t *raw, size_t n, uint32_
     return 0;
 }
 
-int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_fn fn, void *ctx)
+void d9_seg_block_lost(struct d9_seg *s, const struct d9_block_ref *b, const char *why)
+{
+    problem(s, b->index, b->off, 0, "%s", why);
+    s->blocks--;
+    s->events -= b->events;
+    s->skipped += D9_BLOCK_HEADER_SIZE + (uint64_t)b->payload_len;
+}
+
+int d9_decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
+                    d9_event_fn fn, void *ctx)
+{
+    if (z->cap < b->raw_len + 1u) {
+        uint8_t *r = realloc(z->raw, b->raw_len + 1u);
+        if (!r)
+            return -1;
+        z->raw = r;
+        z->cap = b->raw_len + 1u;
+    }
+    char why[96];
+    const char *bad = inflate_block(z, payload, b);
+    if (bad) { /* nothing of it is usable */
+        LZ4F_resetDecompressionContext(z->dctx);
+        snprintf(why, sizeof(why), "lz4: %s", bad);
+        d9_seg_block_lost(s, b, why);
+        return 0;
+    }
+    uint32_t nev = 0;
+    int stop = 0;
+    int st = parse_payload(s, z->raw, b->raw_len, &nev, fn, ctx, &stop, why, sizeof(why));
+    if (stop)
+        return stop;
+    if (st == 0 && nev != b->events) {
+        snprintf(why, sizeof(why), "block holds %u events, header says %u", nev, b->events);
+        st = 1;
+    }
+    if (st) { /* crc was fine: the writer's bytes, kept up to here */
+        problem(s, b->index, b->off, 0, "%s", why);
+        s->blocks--;
+        s->events = s->events - b->events + nev;
+    }
+    return 0;
+}
+
+int d9_scan_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_block_fn fn, void *ctx)
 {
     memset(s, 0, sizeof(*s));
     d9_schema_builtin(&s->schema);
@@ -349,11 +432,6 @@ int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_f
         s->status = D9_SEG_INVALID;
         return 0;
     }
-    LZ4F_dctx *dctx = NULL;
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
-        return -1;
-    uint8_t *raw = NULL;
-    int rc = 0;
     if (s->nproblems && s->problems[0].block == D9_PROBLEM_HEADER && pos == 16) {
         size_t next = find_block(buf, len, pos); /* header length unusable */
         s->skipped += next - pos;
@@ -363,13 +441,13 @@ int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_f
         size_t left = len - pos;
         const uint8_t *h = buf + pos;
         const char *bad = NULL;
-        char why[96];
         if (left < D9_BLOCK_HEADER_SIZE) {
             problem(s, index, pos, 1, "block header truncated (%zu of %d bytes)", left, D9_BLOCK_HEADER_SIZE);
             s->skipped += left;
             break;
         }
-        struct block b = {le32(h + 4), le32(h + 8), le32(h + 12), le32(h + 16)};
+        struct d9_block_ref b = {pos,         index,       le32(h + 4),  le32(h + 8),
+                                 le32(h + 16), le32(h + 12), le64(h + 24), le64(h + 32)};
         if (le32(h) != D9_BLOCK_MAGIC)
             bad = "bad block magic";
         else if (!block_header_ok(h))
@@ -387,20 +465,6 @@ int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_f
             bad = "raw length over the limit";
         else if (d9_crc32c(0, h + D9_BLOCK_HEADER_SIZE, b.payload_len) != b.crc)
             bad = "payload crc mismatch";
-        if (!bad) {
-            uint8_t *r = realloc(raw, b.raw_len + 1u);
-            if (!r) {
-                rc = -1;
-                break;
-            }
-            raw = r;
-            bad = inflate_block(dctx, h + D9_BLOCK_HEADER_SIZE, &b, raw);
-            if (bad) {
-                snprintf(why, sizeof(why), "lz4: %s", bad);
-                bad = why;
-                LZ4F_resetDecompressionContext(dctx);
-            }
-        }
         if (bad) { /* resync on the next header that verifies */
             problem(s, index, pos, 0, "%s", bad);
             size_t next = find_block(buf, len, pos + 1);
@@ -408,25 +472,38 @@ int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_f
             pos = next;
             continue;
         }
-        uint32_t nev = 0;
-        int stop = 0;
-        int st = parse_payload(s, raw, b.raw_len, &nev, fn, ctx, &stop, why, sizeof(why));
-        if (stop) {
-            rc = stop;
-            break;
-        }
-        if (st == 0 && nev != b.events) {
-            snprintf(why, sizeof(why), "block holds %u events, header says %u", nev, b.events);
-            st = 1;
-        }
-        if (st)
-            problem(s, index, pos, 0, "%s", why); /* crc was fine: the writer's bytes, kept up to here */
-        else
-            s->blocks++;
+        s->blocks++;
+        s->events += b.events;
+        int rc = fn ? fn(ctx, &b, h + D9_BLOCK_HEADER_SIZE) : 0;
+        if (rc)
+            return rc;
         pos += D9_BLOCK_HEADER_SIZE + (size_t)b.payload_len;
     }
-    free(raw);
-    LZ4F_freeDecompressionContext(dctx);
+    return 0;
+}
+
+struct read_all {
+    struct d9_seg *s;
+    struct d9_inflater *z;
+    d9_event_fn fn;
+    void *ctx;
+};
+
+static int decode_now(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
+{
+    struct read_all *r = ctx;
+    return d9_decode_block(r->s, r->z, b, payload, r->fn, r->ctx);
+}
+
+int d9_read_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_event_fn fn, void *ctx)
+{
+    struct read_all r = {s, d9_inflater_new(), fn, ctx};
+    if (!r.z) {
+        memset(s, 0, sizeof(*s));
+        return -1;
+    }
+    int rc = d9_scan_segment(buf, len, s, decode_now, &r);
+    d9_inflater_free(r.z);
     return rc;
 }
 

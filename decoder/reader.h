@@ -72,6 +72,40 @@ struct d9_seg {
  * of memory), and d9_read_segment returns it. */
 typedef int (*d9_event_fn)(void *ctx, const struct d9_event *ev);
 
+/* A block whose framing verified (header crc, bounds, raw length limit,
+ * payload crc); its payload is decoded separately, in any order. */
+struct d9_block_ref {
+    uint64_t off;   /* of the block header, bytes from the file start */
+    uint32_t index; /* block slot, as problems count them */
+    uint32_t payload_len, raw_len, events, crc;
+    uint64_t first_ts, last_ts;
+};
+
+/* Called per verified block in file order with its payload bytes. */
+typedef int (*d9_block_fn)(void *ctx, const struct d9_block_ref *b, const uint8_t *payload);
+
+/* Parses the header of buf[0..len) into seg and scans its blocks, resyncing
+ * on damage (problems go to seg). Verified blocks are counted in seg as if
+ * they decode (blocks, events: the header's count) until d9_decode_block
+ * says otherwise. Returns 0, fn's non-zero return, or -1 out of memory. */
+int d9_scan_segment(const uint8_t *buf, size_t len, struct d9_seg *seg, d9_block_fn fn, void *ctx);
+
+/* A scanned block lost after all (e.g. unreadable now): a problem in seg,
+ * its counts taken back and its bytes skipped. */
+void d9_seg_block_lost(struct d9_seg *seg, const struct d9_block_ref *b, const char *why);
+
+/* LZ4 state and the raw buffer, reused across blocks. */
+struct d9_inflater;
+struct d9_inflater *d9_inflater_new(void);
+void d9_inflater_free(struct d9_inflater *z);
+
+/* Decompresses and parses one scanned block of seg, delivering its events
+ * to fn (may be NULL). A block that does not decode is a problem in seg and
+ * its counts are corrected (events before a bad one were delivered).
+ * Returns 0, fn's non-zero return, or -1 out of memory. */
+int d9_decode_block(struct d9_seg *seg, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
+                    d9_event_fn fn, void *ctx);
+
 /* Decodes buf[0..len). fn may be NULL (count only). Fills seg (free it with
  * d9_seg_free even on failure). Returns 0, or fn's non-zero return, or -1
  * when out of memory. Damage is reported in seg, not in the return value. */

@@ -114,8 +114,7 @@ static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
     json_dist(w, "park_ns", &t->park_ns);
     json_dist(w, "busy_period_ns", &t->busy_period_ns);
     json_dist(w, "wake_latency_ns", &t->wake_latency_ns);
-    json_sum(w, "sched_delay_ns", "total", "max", t->sched.n, t->sched_total,
-             t->sched.n ? t->sched.v[t->sched.n - 1] : 0);
+    json_sum(w, "sched_delay_ns", "total", "max", t->sched.n, t->sched_total, t->sched.max);
     json_sum(w, "preempt", "total_ns", "max_ns", t->preempts, t->preempt_total, t->preempt_max);
     d9_jw_u64(w, "slow_syscalls", t->slow.n);
     json_sum(w, "lock_waits", "total_ns", "max_ns", t->lockw.n, t->lock_total, t->lock_max);

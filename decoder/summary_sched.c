@@ -18,8 +18,8 @@ void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
         if (!any++)
             printf("  %-8s %-8s %-16s %8s %10s %10s %8s %10s %10s\n", "PID", "TID", "NAME", "READINGS", "DELAY",
                    "MAX", "PREEMPTS", "OFF-CPU", "MAX");
-        uint64_t max = t->sched.n ? t->sched.v[t->sched.n - 1] : 0;
-        printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8zu %10s %10s %8" PRIu64 " %10s %10s\n", t->pid, t->tid,
+        uint64_t max = t->sched.max;
+        printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %8" PRIu64 " %10s %10s\n", t->pid, t->tid,
                d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
                d9_fmt_dur(b, sizeof(b), max), t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
                d9_fmt_dur(d, sizeof(d), t->preempt_max));

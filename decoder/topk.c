@@ -20,18 +20,23 @@ static size_t weakest(const struct d9_topk *t)
     return w;
 }
 
-void d9_topk_offer(struct d9_topk *t, uint64_t key, const void *item)
+void d9_topk_offer_at(struct d9_topk *t, uint64_t key, uint64_t seq, const void *item)
 {
     size_t i = t->n;
     if (t->n == D9_TOPK_MAX) {
         i = weakest(t);
-        if (key <= t->key[i])
+        if (key < t->key[i] || (key == t->key[i] && seq >= t->seq[i]))
             return;
     } else
         t->n++;
     t->key[i] = key;
-    t->seq[i] = t->offered++;
+    t->seq[i] = seq;
     memcpy(t->items + i * t->size, item, t->size);
+}
+
+void d9_topk_offer(struct d9_topk *t, uint64_t key, const void *item)
+{
+    d9_topk_offer_at(t, key, t->offered++, item);
 }
 
 static void swap(struct d9_topk *t, size_t a, size_t b)

@@ -17,6 +17,9 @@ struct d9_topk {
 
 void d9_topk_init(struct d9_topk *t, void *items, size_t size);
 void d9_topk_offer(struct d9_topk *t, uint64_t key, const void *item);
+/* The same with an explicit tie-break (smaller seq first) for items not
+ * offered in the order they should rank. */
+void d9_topk_offer_at(struct d9_topk *t, uint64_t key, uint64_t seq, const void *item);
 void d9_topk_sort(struct d9_topk *t);
 
 #endif

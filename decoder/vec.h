@@ -1,5 +1,5 @@
-/* vec.h - growable arrays of u64 durations and the one percentile helper
- * (nearest rank) every distribution in the decoder goes through. */
+/* vec.h - growable arrays of u64 durations and the exact percentile helper
+ * (nearest rank); bounded distributions are hist.h. */
 #ifndef DIAL9_DECODER_VEC_H
 #define DIAL9_DECODER_VEC_H
 

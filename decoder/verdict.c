@@ -27,14 +27,16 @@ static int push(struct flags *f, struct d9_flag x)
     return 0;
 }
 
-/* A flag for thread t when its sorted values x go above limit. */
-static int thread_flag(struct flags *f, enum d9_flag_kind k, const struct d9_tstats *t, const struct d9_vec *x,
-                       uint64_t limit, int call)
+/* A flag for thread t when its values x go above limit (max is exact). The
+ * count is exact for the thresholds the analysis counted (s->limit), else
+ * the histogram's (at most one bucket, 3%, too many). */
+static int thread_flag(struct flags *f, const struct d9_summary *s, enum d9_flag_kind k, const struct d9_tstats *t,
+                       const struct d9_hist *x, enum d9_over o, uint64_t limit, int call)
 {
-    size_t over = d9_vec_count_above(x, limit);
-    if (!over)
+    if (x->max <= limit || !x->n)
         return 0;
-    return push(f, (struct d9_flag){k, x->v[x->n - 1], limit, over, t->pid, t->tid, t->name, call});
+    uint64_t over = limit == s->limit[o] ? t->over[o] : d9_hist_count_above(x, limit);
+    return push(f, (struct d9_flag){k, x->max, limit, over, t->pid, t->tid, t->name, call});
 }
 
 int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim, struct d9_flag **out,
@@ -46,11 +48,19 @@ int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim,
         for (size_t i = 0; rc == 0 && i < s->nt; i++) {
             const struct d9_tstats *t = &s->t[i];
             switch (k) {
-            case D9_FLAG_WAKE_LATENCY: rc = thread_flag(&f, k, t, &t->wake_lat, lim->wake_ns, -1); break;
-            case D9_FLAG_SCHED_DELAY: rc = thread_flag(&f, k, t, &t->sched, lim->sched_ns, -1); break;
-            case D9_FLAG_SLOW_SYSCALL: rc = thread_flag(&f, k, t, &t->slow, lim->slow_ns, t->slow_worst_call); break;
-            case D9_FLAG_BUSY_PERIOD: rc = thread_flag(&f, k, t, &t->busy, lim->busy_ns, -1); break;
-            default: rc = thread_flag(&f, k, t, &t->lockw, lim->lock_ns, t->lock_worst_call); break;
+            case D9_FLAG_WAKE_LATENCY:
+                rc = thread_flag(&f, s, k, t, &t->wake_lat, D9_OVER_WAKE, lim->wake_ns, -1);
+                break;
+            case D9_FLAG_SCHED_DELAY:
+                rc = thread_flag(&f, s, k, t, &t->sched, D9_OVER_SCHED, lim->sched_ns, -1);
+                break;
+            case D9_FLAG_SLOW_SYSCALL:
+                rc = thread_flag(&f, s, k, t, &t->slow, D9_OVER_SLOW, lim->slow_ns, t->slow_worst_call);
+                break;
+            case D9_FLAG_BUSY_PERIOD:
+                rc = thread_flag(&f, s, k, t, &t->busy, D9_OVER_BUSY, lim->busy_ns, -1);
+                break;
+            default: rc = thread_flag(&f, s, k, t, &t->lockw, D9_OVER_LOCK, lim->lock_ns, t->lock_worst_call); break;
             }
         }
     if (rc == 0 && s->dropped > lim->max_drops) {

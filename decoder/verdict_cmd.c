@@ -72,9 +72,11 @@ int d9_cmd_verdict(char *const *paths, int npaths, int json, const struct d9_lim
     struct d9_summary s = {0};
     struct d9_flag *f = NULL;
     size_t n = 0;
+    const uint64_t limit[D9_OVER_KINDS] = {lim->wake_ns, lim->sched_ns, lim->slow_ns, lim->busy_ns, lim->lock_ns};
+    struct d9_analysis_opts o = {.limit = limit}; /* exact "N over" */
     int bad = 0, rc = d9_load(&m, paths, npaths, &bad);
     if (rc == 0)
-        rc = d9_analyse(&m, &s);
+        rc = d9_analyse_opts(&m, &s, &o);
     if (rc == 0)
         rc = d9_verdict(&s, bad, lim, &f, &n);
     if (rc < 0)
