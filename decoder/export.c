@@ -1,12 +1,15 @@
 /* export.c - the walker every export format shares (see export.h); the
- * command's options are export_cmd.c. Memory: per-thread state, plus the flows whose
- * wakee end is still ahead of the walk; nothing per event. */
+ * command's options are export_cmd.c. It streams a second pass over the
+ * inputs after the analysis, taking each wake's matches from the analysis'
+ * wake log (wakelog.h) at the wake. Memory: per-thread state, plus the flows
+ * whose wakee end is still ahead of the walk; nothing per event. */
 #include "export.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "stream.h"
 
 /* Field positions, per D9_SCHEMA_TABLE. */
 enum { F_CALL = 0, F_TIMEOUT = 2, F_RESULT = 1, F_COUNT = 0, F_SYS_FD = 1, F_SYS_KIND = 2, F_SYS_DUR = 3,
@@ -31,6 +34,7 @@ struct pend {
 
 struct walk {
     const struct d9_model *m;
+    const struct d9_summary *s;
     const struct d9_export_ops *ops;
     void *ctx;
     uint64_t t0, F, T; /* absolute ns: trace start, window */
@@ -38,6 +42,8 @@ struct walk {
     struct tstate *st;
     struct pend *heap; /* min-heap by (ts, id) */
     size_t nheap, heap_cap;
+    uint64_t pos;      /* events walked */
+    int crossed, stopped;
 };
 
 static struct d9_export_item item(const struct walk *w, uint32_t pid, uint32_t tid, uint64_t ts, const char *name)
@@ -146,22 +152,24 @@ static const struct tstate *thread_of(const struct walk *w, uint32_t pid, uint32
     return d9_map_get(&w->idx, d9_key2(pid, tid), &i) ? &w->st[i] : NULL;
 }
 
-/* The flows of the WAKE at m->ev[ev]: s->wakes[*k..] with that ev. */
-static int wake_flows(struct walk *w, const struct d9_summary *s, size_t *k, size_t ev, const struct d9_event *e)
+/* The flows of the WAKE e at position pos, from the wake log. */
+static int wake_flows(struct walk *w, const struct d9_event *e)
 {
-    for (; *k < s->nwakes && s->wakes[*k].ev == ev; (*k)++) {
-        const struct d9_wake *x = &s->wakes[*k];
-        const struct tstate *wakee = thread_of(w, x->pid, x->wakee_tid);
-        uint64_t end = x->ts + x->latency_ns;
+    struct d9_wakelog *log = w->s->wakelog;
+    struct d9_wake x;
+    while (log && d9_wakelog_next_of(log, w->pos, &x)) {
+        uint64_t id = d9_wakelog_read(log); /* 1, 2, ...: the match's rank in wake order */
+        const struct tstate *wakee = thread_of(w, x.pid, x.wakee_tid);
+        uint64_t end = x.ts + x.latency_ns;
         if (!wakee || !wakee->sel || e->ts < w->F || end > w->T)
             continue;
         char name[48];
-        snprintf(name, sizeof(name), "wake %s", d9_call_name(x->call));
+        snprintf(name, sizeof(name), "wake %s", d9_call_name(x.call));
         struct d9_export_item it = item(w, e->pid, e->tid, e->ts, name);
-        arg(&it, "wakee", NULL, x->wakee_tid);
-        arg(&it, "latency_ns", NULL, (int64_t)x->latency_ns);
-        w->ops->flow(w->ctx, &it, *k + 1, 0);
-        if (heap_push(w, (struct pend){end, *k + 1, x->pid, x->wakee_tid}) < 0)
+        arg(&it, "wakee", NULL, x.wakee_tid);
+        arg(&it, "latency_ns", NULL, (int64_t)x.latency_ns);
+        w->ops->flow(w->ctx, &it, id, 0);
+        if (heap_push(w, (struct pend){end, id, x.pid, x.wakee_tid}) < 0)
             return -1;
     }
     return 0;
@@ -273,10 +281,46 @@ static void describe(struct walk *w, const struct d9_summary *s)
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
+/* One event of the walk; 1 stops it (past the window). */
+static int walk_event(void *ctx, const struct d9_event *e)
+{
+    struct walk *w = ctx;
+    const struct d9_summary *s = w->s;
+    if (e->ts > w->T) {
+        w->stopped = 1;
+        return 1;
+    }
+    uint64_t pos = w->pos;
+    flush_flows(w, e->ts);
+    if (!w->crossed && e->ts >= w->F) { /* slices open across the window start */
+        w->crossed = 1;
+        for (size_t j = 0; j < s->nt; j++)
+            if (w->st[j].sel && w->st[j].open != OPEN_NONE && !w->st[j].begun)
+                slice_begin(w, &s->t[j], &w->st[j], w->F);
+    }
+    uint32_t ti;
+    int rc = 0;
+    if (d9_map_get(&w->idx, d9_key2(e->pid, e->tid), &ti) && w->st[ti].sel) {
+        if (e->type == D9_EV_WAKE)
+            rc = wake_flows(w, e);
+        replay(w, &s->t[ti], &w->st[ti], e);
+    }
+    w->pos = pos + 1;
+    return rc;
+}
+
+int d9_export_analyse(const struct d9_model *m, struct d9_summary *s)
+{
+    struct d9_analysis_opts o = {.wakelog = 1};
+    if (m->src)
+        d9_stream_set_passes(m->src, 2);
+    return d9_analyse_opts(m, s, &o);
+}
+
 int d9_export_walk(const struct d9_model *m, const struct d9_summary *s, const struct d9_export_opts *o,
                    const struct d9_export_ops *ops, void *ctx)
 {
-    struct walk w = {.m = m, .ops = ops, .ctx = ctx, .t0 = m->nev ? m->ev[0].ts : 0};
+    struct walk w = {.m = m, .s = s, .ops = ops, .ctx = ctx, .t0 = s->first_ts};
     w.F = sat_add(w.t0, o->from);
     w.T = sat_add(w.t0, o->to);
     int rc = 0;
@@ -287,34 +331,15 @@ int d9_export_walk(const struct d9_model *m, const struct d9_summary *s, const s
         w.st[i].sel = (uint8_t)selected(o, s->t[i].tid);
         rc = d9_map_put(&w.idx, d9_key2(s->t[i].pid, s->t[i].tid), (uint32_t)i);
     }
-    if (rc == 0)
+    if (rc == 0) {
         describe(&w, s);
-    size_t k = 0, i = 0;
-    int crossed = 0;
-    for (; rc == 0 && i < m->nev; i++) {
-        const struct d9_event *e = &m->ev[i];
-        if (e->ts > w.T)
-            break;
-        flush_flows(&w, e->ts);
-        if (!crossed && e->ts >= w.F) { /* slices open across the window start */
-            crossed = 1;
-            for (size_t j = 0; j < s->nt; j++)
-                if (w.st[j].sel && w.st[j].open != OPEN_NONE && !w.st[j].begun)
-                    slice_begin(&w, &s->t[j], &w.st[j], w.F);
-        }
-        uint32_t ti;
-        if (!d9_map_get(&w.idx, d9_key2(e->pid, e->tid), &ti) || !w.st[ti].sel)
-            continue;
-        while (k < s->nwakes && s->wakes[k].ev < i)
-            k++;
-        if (e->type == D9_EV_WAKE && wake_flows(&w, s, &k, i, e) < 0)
-            rc = -1;
-        replay(&w, &s->t[ti], &w.st[ti], e);
+        rc = d9_model_each(m, walk_event, &w);
+        rc = rc < 0 ? -1 : 0;
     }
     if (rc == 0) {
         flush_flows(&w, UINT64_MAX);
-        int cut = i < m->nev && w.T != UINT64_MAX && m->nev && m->ev[m->nev - 1].ts > w.T;
-        close_all(&w, s, cut && w.F <= w.T, m->nev ? m->ev[m->nev - 1].ts : 0);
+        int cut = w.stopped && w.T != UINT64_MAX && s->nt && s->last_ts > w.T;
+        close_all(&w, s, cut && w.F <= w.T, s->last_ts);
         ops->finish(ctx);
     }
     free(w.st);

@@ -1,5 +1,5 @@
 /* export.h - `dial9-decode export`: the trace as a timeline for trace
- * viewers. One walker (export.c) replays the time-ordered model and calls
+ * viewers. One walker (export.c) streams the time-ordered events and calls
  * a format's callbacks (export_chrome.c, export_perfetto.c):
  *   - one track per thread, grouped by process, named as the thread was;
  *   - slices: parks (PARK -> UNPARK, named by the call) and busy periods
@@ -58,15 +58,21 @@ struct d9_export_opts {
 struct d9_model;
 struct d9_summary;
 
-/* Replays m (sorted; s its analysis) through ops. 0 ok, -1 out of memory. */
+/* The analysis the walk needs (with the wake log), as the walk's first
+ * pass over m. 0 ok, -1 out of memory. */
+int d9_export_analyse(const struct d9_model *m, struct d9_summary *s);
+/* Replays m's events (a pass over its inputs; s: its analysis, with the
+ * wake log: d9_analyse_opts .wakelog) through ops. 0 ok, -1 out of memory. */
 int d9_export_walk(const struct d9_model *m, const struct d9_summary *s, const struct d9_export_opts *o,
                    const struct d9_export_ops *ops, void *ctx);
 
 /* The formats: set up on out, return their ops and context (NULL: out of memory). */
 void *d9_chrome_new(FILE *out, const struct d9_export_ops **ops);
 void *d9_perfetto_new(FILE *out, const struct d9_export_ops **ops);
+void *d9_dial9_new(FILE *out, const struct d9_export_ops **ops); /* export_dial9.c */
 /* Frees a format's context; 0, or -1 when it could not write everything. */
 int d9_chrome_free(void *ctx);
 int d9_perfetto_free(void *ctx);
+int d9_dial9_free(void *ctx);
 
 #endif

@@ -2,21 +2,26 @@
  * JSON importer, speedscope): {"displayTimeUnit":"ns","traceEvents":[...]}
  * with M (process/thread names), X (parks, busy periods: written at their
  * end), i (thread-scoped instants) and s/f flow events (cat and name "wake",
- * bound to the enclosing slice). ts and dur are µs with 3 decimals (exact
- * ns), since the trace start. */
+ * bound to the enclosing slice), and per process the counters of
+ * export_counters.h as C events: "busy" (arg "threads") and "dropped" (arg
+ * "events"), which Perfetto's JSON importer names "busy threads" and
+ * "dropped events" as in the protobuf export. ts and dur are µs with 3
+ * decimals (exact ns), since the trace start. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
+#include "export_counters.h"
 #include "json.h"
 
 #define WARN_BYTES (200ull << 20) /* viewers fail near 256 MB */
 
 struct chrome {
     FILE *out;
+    struct d9_counters *counters;
     uint64_t bytes; /* written so far (names counted by their raw length) */
-    int any, warned;
+    int any, warned, failed;
 };
 
 static void count(struct chrome *c, int n)
@@ -101,28 +106,51 @@ static void thread(void *ctx, uint32_t pid, uint32_t tid, const char *name)
     meta(ctx, "thread_name", pid, tid, *name ? name : buf);
 }
 
-static void slice_begin(void *ctx, const struct d9_export_item *s) { (void)ctx, (void)s; }
+/* A counter sample (rc from d9_counters_*: 1 a sample, -1 out of memory). */
+static void counter(struct chrome *c, int rc, const struct d9_counter_sample *x)
+{
+    static const char *const name[D9_CTR_COUNT][2] = {{"busy", "threads"}, {"dropped", "events"}};
+    if (rc < 0)
+        c->failed = 1;
+    if (rc <= 0)
+        return;
+    head(c, "C", x->pid, x->pid);
+    us(c, "ts", x->ts);
+    str(c, "name", name[x->which][0]);
+    count(c, fprintf(c->out, ",\"args\":{\"%s\":%" PRId64 "}}", name[x->which][1], x->value));
+}
+
+static void slice_begin(void *ctx, const struct d9_export_item *s)
+{
+    struct chrome *c = ctx;
+    struct d9_counter_sample x;
+    counter(c, d9_counters_slice(c->counters, s, 0, &x), &x);
+}
 
 static void slice_end(void *ctx, const struct d9_export_item *s)
 {
     struct chrome *c = ctx;
+    struct d9_counter_sample x;
     head(c, "X", s->pid, s->tid);
     us(c, "ts", s->ts);
     us(c, "dur", s->end - s->ts);
     str(c, "cat", s->park ? "park" : "busy");
     str(c, "name", s->name);
     args(c, s);
+    counter(c, d9_counters_slice(c->counters, s, 1, &x), &x);
 }
 
 static void instant(void *ctx, const struct d9_export_item *i)
 {
     struct chrome *c = ctx;
+    struct d9_counter_sample x;
     head(c, "i", i->pid, i->tid);
     us(c, "ts", i->ts);
     put(c, ",\"s\":\"t\"");
     str(c, "cat", "event");
     str(c, "name", i->name);
     args(c, i);
+    counter(c, d9_counters_instant(c->counters, i, &x), &x);
 }
 
 static void flow(void *ctx, const struct d9_export_item *at, uint64_t id, int end)
@@ -145,6 +173,10 @@ static const struct d9_export_ops chrome_ops = {process, thread, slice_begin, sl
 void *d9_chrome_new(FILE *out, const struct d9_export_ops **ops)
 {
     struct chrome *c = calloc(1, sizeof(*c));
+    if (c && !(c->counters = d9_counters_new())) {
+        free(c);
+        c = NULL;
+    }
     if (!c)
         return NULL;
     c->out = out;
@@ -156,7 +188,8 @@ void *d9_chrome_new(FILE *out, const struct d9_export_ops **ops)
 int d9_chrome_free(void *ctx)
 {
     struct chrome *c = ctx;
-    int rc = fflush(c->out) != 0 || ferror(c->out) ? -1 : 0;
+    int rc = c->failed || fflush(c->out) != 0 || ferror(c->out) ? -1 : 0;
+    d9_counters_free(c->counters);
     free(c);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "export.h"
 #include "model.h"
+#include "timearg.h"
 #include "verdict.h" /* d9_parse_count */
 
 static int usage_error(const char *what, const char *arg)
@@ -30,6 +31,7 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 
 struct cmd {
     const char *format, *out;
+    const char *from, *to; /* as given: resolved once the inputs are read (timearg.h) */
     struct d9_export_opts o;
     uint32_t *tids;
     char **paths;
@@ -49,17 +51,19 @@ static int parse(int argc, char **argv, struct cmd *c)
         } else if (!strcmp(a, "--")) {
             done = 1;
         } else if (opt_value(argc, argv, &i, "--format", &v)) {
-            if (!v || (strcmp(v, "chrome") && strcmp(v, "perfetto")))
-                return usage_error("--format: chrome or perfetto, not: ", v ? v : "(missing)");
+            if (!v || (strcmp(v, "chrome") && strcmp(v, "perfetto") && strcmp(v, "dial9")))
+                return usage_error("--format: chrome, perfetto or dial9, not: ", v ? v : "(missing)");
             c->format = v;
         } else if (opt_value(argc, argv, &i, "-o", &v) || opt_value(argc, argv, &i, "--output", &v)) {
             if (!v || !*v)
                 return usage_error("missing file for ", a);
             c->out = v;
         } else if (opt_value(argc, argv, &i, "--from", &v) || opt_value(argc, argv, &i, "--to", &v)) {
-            if (!v || d9_parse_count(v, &n) < 0)
-                return usage_error("not a time in ns since the trace start: ", v ? v : "(missing)");
-            *(a[2] == 'f' ? &c->o.from : &c->o.to) = n;
+            struct d9_timearg t;
+            if (!v || d9_timearg_parse(v, &t) < 0)
+                return usage_error("not ns since the trace start nor a UTC time (YYYY-MM-DDTHH:MM:SS[.F][Z], "
+                                   "HH:MM:SS[.F][Z]): ", v ? v : "(missing)");
+            *(a[2] == 'f' ? &c->from : &c->to) = v;
         } else if (opt_value(argc, argv, &i, "--tid", &v)) {
             if (!v || d9_parse_count(v, &n) < 0 || n == 0 || n > UINT32_MAX)
                 return usage_error("--tid: not a thread id: ", v ? v : "(missing)");
@@ -68,12 +72,23 @@ static int parse(int argc, char **argv, struct cmd *c)
             return usage_error("unknown option: ", a);
         }
     }
-    if (c->o.from > c->o.to)
-        return usage_error("--from is after --to", "");
     if (c->npaths == 0)
         return usage_error("no PATH given", "");
-    if (!strcmp(c->format, "perfetto") && !c->out && isatty(STDOUT_FILENO))
-        return usage_error("the perfetto format is binary: give -o FILE (or redirect stdout)", "");
+    if (strcmp(c->format, "chrome") && !c->out && isatty(STDOUT_FILENO))
+        return usage_error("this format is binary: give -o FILE (or redirect stdout): --format ", c->format);
+    return 0;
+}
+
+/* --from/--to into c->o, against the inputs' trace start and anchor. 0, or
+ * -1 (reported: a usage error). */
+static int window(struct cmd *c, const struct d9_model *m, const struct d9_summary *s)
+{
+    char err[160];
+    struct d9_anchor a = d9_model_anchor(m);
+    if (d9_window_resolve(c->from, c->to, &a, d9_trace_start(s), &c->o.from, &c->o.to, err, sizeof(err)) < 0) {
+        usage_error(err, "");
+        return -1;
+    }
     return 0;
 }
 
@@ -91,20 +106,26 @@ int d9_cmd_export(int argc, char **argv)
     }
     struct d9_model m = {0};
     struct d9_summary s = {0};
-    int bad = 0, chrome = !strcmp(c.format, "chrome");
+    int bad = 0, chrome = !strcmp(c.format, "chrome"), dial9 = !strcmp(c.format, "dial9");
     FILE *out = c.out && strcmp(c.out, "-") ? fopen(c.out, "wb") : stdout;
     const struct d9_export_ops *ops = NULL;
     void *ctx = NULL;
     if (!out) {
         fprintf(stderr, "dial9-decode export: %s: %s\n", c.out, strerror(errno));
         rc = 1;
-    } else if (d9_load(&m, c.paths, c.npaths, &bad) < 0 || d9_analyse(&m, &s) < 0 ||
-               !(ctx = chrome ? d9_chrome_new(out, &ops) : d9_perfetto_new(out, &ops)) ||
+    } else if (d9_load(&m, c.paths, c.npaths, &bad) < 0 || d9_export_analyse(&m, &s) < 0) {
+        fprintf(stderr, "dial9-decode export: out of memory\n");
+        rc = 1;
+    } else if (window(&c, &m, &s) < 0) {
+        rc = 2;
+    } else if (!(ctx = chrome  ? d9_chrome_new(out, &ops)
+                       : dial9 ? d9_dial9_new(out, &ops)
+                               : d9_perfetto_new(out, &ops)) ||
                d9_export_walk(&m, &s, &c.o, ops, ctx) < 0) {
         fprintf(stderr, "dial9-decode export: out of memory\n");
         rc = 1;
     }
-    int werr = ctx && (chrome ? d9_chrome_free(ctx) : d9_perfetto_free(ctx)) < 0;
+    int werr = ctx && (chrome ? d9_chrome_free(ctx) : dial9 ? d9_dial9_free(ctx) : d9_perfetto_free(ctx)) < 0;
     if (out && out != stdout && fclose(out) != 0)
         werr = 1;
     if (werr) {
