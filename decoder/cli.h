@@ -12,5 +12,11 @@ int d9_cmd_summary(char *const *paths, int npaths, int json);
 int d9_cmd_verdict(char *const *paths, int npaths, int json, const struct d9_limits *lim);
 /* export: argv = the options and paths after "export" (exit 2 usage error). */
 int d9_cmd_export(int argc, char **argv);
+/* report: argv = the options and paths after "report" (exit 2 usage error). */
+int d9_cmd_report(int argc, char **argv);
+/* argv[*i] as a verdict threshold option ("--name X" or "--name=X") into
+ * *lim (verdict_opts.c; shared by verdict and report): 1 consumed (*i moved past
+ * its value), 0 not one, 2 usage error (reported on stderr). */
+int d9_limit_option(int argc, char **argv, int *i, struct d9_limits *lim);
 
 #endif

@@ -1,15 +1,18 @@
 /* main.c - dial9-decode command line: subcommand dispatch and options. */
-#include <stddef.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 
 #include "cli.h"
+#include "trc_read.h"
 
 static const char usage[] =
     "usage: dial9-decode SUBCOMMAND [options] PATH...\n"
     "       dial9-decode verdict [--json] [THRESHOLD OPTIONS] PATH...\n"
-    "       dial9-decode export [--format chrome|perfetto] [-o FILE] [--from NS] [--to NS]\n"
-    "                           [--tid N]... PATH...\n"
+    "       dial9-decode export [--format chrome|perfetto|dial9] [-o FILE]\n"
+    "                           [--from T] [--to T] [--tid N]... PATH...\n"
+    "       dial9-decode trc-dump FILE    (a TRC v1 file as JSON Lines)\n"
+    "       dial9-decode report -o FILE [THRESHOLD OPTIONS] PATH...\n"
     "\n"
     "Reads dial9 segment files. A PATH is a segment file or a directory searched\n"
     "recursively for *.d9 (sealed) and *.d9.open (still being written, or left by a\n"
@@ -55,17 +58,44 @@ static const char usage[] =
     "                    args timeout_ns, result) and busy periods (\"busy\");\n"
     "                    instants for slow syscalls, lock waits, drops, preemption\n"
     "                    and scheduling delay; a flow from each matched wake to\n"
-    "                    the wakee's unpark. Times are ns since the trace start.\n"
+    "                    the wakee's unpark; per process, counters of the busy\n"
+    "                    (not parked) threads and of the dropped events so far.\n"
+    "                    Times are ns since the trace start.\n"
     "                      --format perfetto  Perfetto protobuf (the default; for\n"
     "                                         ui.perfetto.dev, trace_processor);\n"
     "                                         needs -o FILE when stdout is a tty\n"
     "                      --format chrome    Chrome Trace Event JSON (ts, dur in\n"
     "                                         us; chrome://tracing, speedscope);\n"
     "                                         warns past 200 MB\n"
+    "                      --format dial9     the Rust dial9 crate's TRC v1, for its viewer\n"
+    "                                         (docs/EXPORT-DIAL9.md); check: trc-dump FILE\n"
     "                      -o FILE            write to FILE (default stdout)\n"
-    "                      --from NS, --to NS only this window (ns since the trace\n"
-    "                                         start); slices are cut to it\n"
+    "                      --from T, --to T   only this window, inclusive; slices\n"
+    "                                         are cut to it. T is ns since the\n"
+    "                                         trace start (digits only), or a UTC\n"
+    "                                         time converted with the segments'\n"
+    "                                         realtime anchor:\n"
+    "                                           YYYY-MM-DDTHH:MM:SS[.F][ZONE]\n"
+    "                                           HH:MM:SS[.F][ZONE] (the time of\n"
+    "                                           day nearest the trace start)\n"
+    "                                         F: 1-9 digits; ZONE: Z, +HH:MM,\n"
+    "                                         -HH:MM (none: UTC), e.g.\n"
+    "                                         2026-11-24T06:10:03.25Z, 06:10:03.25\n"
     "                      --tid N            only thread N (repeatable)\n"
+    "  report PATH...    one self-contained HTML page (inline CSS and SVG, no\n"
+    "                    script, nothing fetched; see docs/REPORT.md): verdict's\n"
+    "                    red flags (at the verdict thresholds below), the summary\n"
+    "                    tables, each thread's busy fraction per time bin, histograms\n"
+    "                    (power-of-two bins) of park durations, busy periods and\n"
+    "                    wake-to-run latency for all threads and per role, and the\n"
+    "                    worst stalls (wakes, busy periods, slow syscalls) with\n"
+    "                    their range in ns since the trace start and the export\n"
+    "                    command for a window around each.\n"
+    "                      -o FILE            write to FILE (\"-\": stdout); needed\n"
+    "                                         when stdout is a tty\n"
+    "                    Exit 0 written and inputs intact, 1 some input damaged\n"
+    "                    (the page is still written) or a write error; red flags\n"
+    "                    do not change it (use verdict as the gate).\n"
     "\n"
     "Options:\n"
     "  --json            events: JSON Lines, one object per event with ts (ns), pid,\n"
@@ -115,45 +145,11 @@ static int usage_error(const char *what, const char *arg)
     return 2;
 }
 
-/* Verdict threshold options: the name and where the value goes. */
-static const struct {
-    const char *name;
-    size_t off;
-    int count; /* 1: a count, 0: milliseconds */
-} limit_opts[] = {
-    {"--wake-latency-ms", offsetof(struct d9_limits, wake_ns), 0},
-    {"--sched-delay-ms", offsetof(struct d9_limits, sched_ns), 0},
-    {"--slow-syscall-ms", offsetof(struct d9_limits, slow_ns), 0},
-    {"--busy-ms", offsetof(struct d9_limits, busy_ns), 0},
-    {"--lock-wait-ms", offsetof(struct d9_limits, lock_ns), 0},
-    {"--max-drops", offsetof(struct d9_limits, max_drops), 1},
-};
-
-/* argv[*i] as a verdict threshold option ("--name X" or "--name=X"):
- * 1 consumed, 0 not one, 2 usage error (reported). */
-static int limit_option(int argc, char **argv, int *i, struct d9_limits *lim)
-{
-    const char *a = argv[*i];
-    for (size_t k = 0; k < sizeof(limit_opts) / sizeof(limit_opts[0]); k++) {
-        size_t n = strlen(limit_opts[k].name);
-        if (strncmp(a, limit_opts[k].name, n) || (a[n] && a[n] != '='))
-            continue;
-        const char *v = a[n] ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-        if (!v)
-            return usage_error("missing value for ", limit_opts[k].name);
-        uint64_t *dst = (uint64_t *)((char *)lim + limit_opts[k].off);
-        if ((limit_opts[k].count ? d9_parse_count(v, dst) : d9_parse_ms(v, dst)) < 0) {
-            fprintf(stderr, "dial9-decode: %s: not a %s: %s\ntry 'dial9-decode --help'\n", limit_opts[k].name,
-                    limit_opts[k].count ? "count (0, 1, ...)" : "number of milliseconds (e.g. 5, 0.5)", v);
-            return 2;
-        }
-        return 1;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
+    /* Only this thread writes stdout; the decoder thread (stream.c) would
+     * otherwise make glibc lock it on every character. */
+    __fsetlocking(stdout, FSETLOCKING_BYCALLER);
     if (argc < 2)
         return usage_error("missing subcommand", "");
     const char *cmd = argv[1];
@@ -161,13 +157,15 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return 0;
     }
-    if (!strcmp(cmd, "export")) {
+    if (!strcmp(cmd, "trc-dump")) /* a TRC file (export --format dial9) as JSON Lines */
+        return d9_cmd_trc_dump(argc - 2, argv + 2);
+    if (!strcmp(cmd, "export") || !strcmp(cmd, "report")) { /* these parse their own options */
         for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
             if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
                 fputs(usage, stdout);
                 return 0;
             }
-        return d9_cmd_export(argc - 2, argv + 2);
+        return cmd[0] == 'e' ? d9_cmd_export(argc - 2, argv + 2) : d9_cmd_report(argc - 2, argv + 2);
     }
     int verdict = !strcmp(cmd, "verdict");
     if (strcmp(cmd, "check") && strcmp(cmd, "events") && strcmp(cmd, "summary") && !verdict)
@@ -189,7 +187,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             return 0;
-        } else if (verdict && (r = limit_option(argc, argv, &i, &lim)) != 0) {
+        } else if (verdict && (r = d9_limit_option(argc, argv, &i, &lim)) != 0) {
             if (r == 2)
                 return 2;
         } else
