@@ -3,14 +3,20 @@
 # Writes build/bench/results.md; BENCHMARKS.md records the method and a run's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-AGENT=$PWD/build/libdial9.so
-DEC=build/dial9-decode
-ROUNDS=${BENCH_ROUNDS:-5}
-out=build/bench/results.md
+# BUILD=DIR (default build): the build measured; bench/*.sh get it too.
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+export BUILD
+AGENT=$BUILD/libdial9.so
+DEC=$BUILD/dial9-decode
+# BENCH_QUICK=1 (make bench-quick, under 2 minutes): the hot path (3 rounds) and one service.
+QUICK=${BENCH_QUICK:-0}
+ROUNDS=${BENCH_ROUNDS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
+out=$BUILD/bench/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 on() { LD_PRELOAD=$AGENT DIAL9_QUIET=1 DIAL9_DIR=$tmp/traces "$@"; }
-mkdir -p build/bench
+mkdir -p "$BUILD/bench"
 {
 echo "# dial9 benchmark run $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
@@ -18,16 +24,19 @@ echo "## Hot path: ns per call, agent off vs on (median of $ROUNDS interleaved r
 echo
 echo "| call | off ns | on ns | added ns |"
 echo "|---|---|---|---|"
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park; do
-  n=200000; [ "$mode" = cond_signal ] && n=5000000
+for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read; do
+  n=200000; case $mode in cond_signal|mutex) n=5000000 ;; esac
   for r in $(seq "$ROUNDS"); do
-    taskset -c 0 build/bench/hotpath "$mode" "$n" | awk '{print $2}' >> "$tmp/$mode.off"
-    on taskset -c 0 build/bench/hotpath "$mode" "$n" | awk '{print $2}' >> "$tmp/$mode.on"
+    taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" | awk '{print $2}' >> "$tmp/$mode.off"
+    on taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" | awk '{print $2}' >> "$tmp/$mode.on"
   done
   a=$(median < "$tmp/$mode.off"); b=$(median < "$tmp/$mode.on")
   echo "| $mode | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f", b-a}') |"
 done
 echo
+if [ "$QUICK" = 1 ]; then
+  BENCH_ROUNDS=$ROUNDS BENCH_SECS=3 BENCH_PEERS=0 BENCH_FIELDS=0 bench/services.sh memcached
+else
 echo "## Instructions per call (callgrind, stable on a noisy machine)"
 echo
 echo "The calling thread's instructions (the hot path the application pays) and,"
@@ -49,13 +58,13 @@ ir_per_call() {
   local mode=$1; shift
   local n1=1000 n2=11000 a b
   rm -rf "$tmp/cg"; mkdir -p "$tmp/cg"
-  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/a" build/bench/hotpath "$mode" $n1 >/dev/null 2>&1
-  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/b" build/bench/hotpath "$mode" $n2 >/dev/null 2>&1
+  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/a" "$BUILD/bench/hotpath" "$mode" $n1 >/dev/null 2>&1
+  env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/b" "$BUILD/bench/hotpath" "$mode" $n2 >/dev/null 2>&1
   read -r a1 a2 <<<"$(thread_ir "$tmp/cg/a")"
   read -r b1 b2 <<<"$(thread_ir "$tmp/cg/b")"
   echo "$(( (b1 - a1) / (n2 - n1) )) $(( (b2 - a2) / (n2 - n1) ))"
 }
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park; do
+for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read; do
   read -r off _ <<<"$(ir_per_call "$mode")"
   read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace")"
   echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
@@ -65,7 +74,7 @@ echo "## Clock reads: ns per read (median of $ROUNDS rounds)"
 echo
 echo "| source | ns |"
 echo "|---|---|"
-for r in $(seq "$ROUNDS"); do taskset -c 0 build/bench/clocks 5000000 >> "$tmp/clocks"; done
+for r in $(seq "$ROUNDS"); do taskset -c 0 "$BUILD/bench/clocks" 5000000 >> "$tmp/clocks"; done
 for src in $(awk '{print $1}' "$tmp/clocks" | sort -u); do
   echo "| $src | $(awk -v s="$src" '$1 == s {print $2}' "$tmp/clocks" | median) |"
 done
@@ -73,7 +82,7 @@ echo "- kernel clocksource: $(cat /sys/devices/system/clocksource/clocksource0/c
 echo
 echo "## Demo service: requests in its fixed 3 s run, and trace size (median of $ROUNDS interleaved rounds)"
 echo
-demo_requests() { "$@" build/progs/demo_server | sed -n 's/^demo: requests=\([0-9]*\).*/\1/p'; }
+demo_requests() { "$@" "$BUILD/progs/demo_server" | sed -n 's/^demo: requests=\([0-9]*\).*/\1/p'; }
 for r in $(seq "$ROUNDS"); do
   demo_requests env >> "$tmp/demo.off"
   rm -rf "$tmp/traces"
@@ -85,23 +94,14 @@ bytes=$(du -cb "$tmp"/traces/*/*.d9 | tail -1 | cut -f1)
 echo "- requests off $a, on $b: ratio $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')"
 echo "- last traced run: $ev events in $bytes bytes of segments: $(awk -v e="$ev" -v b="$bytes" 'BEGIN{printf "%.2f", b/e}') bytes/event (headers included)"
 echo
-echo "## memcached -t 4 under memcaslap, pinned (server CPU 0, load CPU 1)"
+# Real services (agent off vs on; BENCH_PEERS=0 leaves out strace, ltrace,
+# uftrace and LTTng), trace bytes/event, writer CPU; then memory per thread.
+BENCH_ROUNDS=$ROUNDS BENCH_PEERS=${BENCH_PEERS:-1} bench/services.sh
 echo
-if command -v memcaslap >/dev/null || command -v memaslap >/dev/null; then
-  slap=$(command -v memcaslap || command -v memaslap)
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  mc() { # $1 = off|on: one 5 s load, prints ops/s
-    local pre=(); [ "$1" = on ] && pre=(env LD_PRELOAD=$AGENT DIAL9_QUIET=1 DIAL9_DIR=$tmp/mc)
-    "${pre[@]}" taskset -c 0 memcached -t 4 -U 0 -l 127.0.0.1 -p "$port" -u root & local pid=$!
-    sleep 0.5
-    taskset -c 1 "$slap" -s 127.0.0.1:"$port" -t 5s -T 2 -c 32 2>/dev/null | awk '/^Run time/ {for(i=1;i<=NF;i++) if($i ~ /TPS:/) print $(i+1)}' | tail -1
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-  }
-  for r in $(seq 3); do mc off >> "$tmp/mc.off"; mc on >> "$tmp/mc.on"; done
-  a=$(median < "$tmp/mc.off"); b=$(median < "$tmp/mc.on")
-  echo "- ops/s off $a, on $b: ratio $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b/a}')"
-else
-  echo "- skipped: memcaslap not installed"
+bench/memory.sh
+echo
+# Decoder events/s and peak RSS at 10M and 50M events (traces cached in build/bench/).
+bench/decoder.sh
 fi
 } | tee "$out"
 echo "bench: results in $out"

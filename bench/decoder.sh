@@ -1,0 +1,96 @@
+#!/bin/bash
+# decoder.sh - dial9-decode throughput and peak memory on big traces: events
+# per second (trace events / wall time; and per CPU second, user + sys, which
+# another load on the machine disturbs less) and peak RSS (GNU time) of check,
+# summary, events --json >/dev/null and export --format perfetto -o /dev/null,
+# each the median of RUNS runs, at two trace sizes: memory that does not grow
+# with trace length shows as the same RSS at both.
+# The traces are real recordings: bench/eventgen (4 threads: cond_signal
+# wakes, and epoll parks/unparks) under the agent, checked with
+# `dial9-decode check` to hold at least the asked number of events, and
+# cached in $BUILD/bench/decoder-traces/N/ so reruns skip making them.
+# Environment:
+#   BUILD=DIR          the build to measure (default build): its dial9-decode,
+#                      libdial9.so and bench/eventgen
+#   DECODER_QUICK=1    (or BENCH_QUICK=1) 1M and 5M events, 1 run
+#   DECODER_SIZES="N.." trace sizes in events (default 10000000 50000000)
+#   DECODER_RUNS=N     runs per figure (default 3)
+# Prints a Markdown section on stdout (progress on stderr).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DEC=$BUILD/dial9-decode
+AGENT=$BUILD/libdial9.so
+GEN=$BUILD/bench/eventgen
+case $AGENT in /*) ;; *) AGENT=$PWD/$AGENT ;; esac
+QUICK=${DECODER_QUICK:-${BENCH_QUICK:-0}}
+if [ "$QUICK" = 1 ]; then
+  SIZES=${DECODER_SIZES:-"1000000 5000000"} RUNS=${DECODER_RUNS:-1}
+else
+  SIZES=${DECODER_SIZES:-"10000000 50000000"} RUNS=${DECODER_RUNS:-3}
+fi
+TIME=/usr/bin/time
+die() { echo "decoder.sh: $*" >&2; exit 1; }
+[ -x "$TIME" ] || die "GNU time is not installed (scripts/install-deps.sh bench)"
+for f in "$DEC" "$AGENT" "$GEN"; do [ -f "$f" ] || die "$f is not built (make BUILD=$BUILD all)"; done
+cache=$BUILD/bench/decoder-traces
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# Events in the segments `check` reports on stdin ("OK path (B blocks, E events)").
+check_events() { awk '{for (i = 2; i <= NF; i++) if ($i == "events)") s += $(i - 1)} END {print s + 0}'; }
+
+# make_trace N: $cache/N/trace holding at least N events, made once.
+make_trace() {
+  local n=$1 dir=$cache/$1 got
+  [ -s "$dir/events" ] && return 0
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "decoder.sh: recording a trace of $n events into $dir" >&2
+  # A 1M-event buffer per thread and no retention limit: nothing dropped or deleted.
+  DIAL9_BUFFER_EVENTS=1048576 DIAL9_MAX_TOTAL_SIZE=1024G DIAL9_QUIET=1 DIAL9_DIR="$dir/trace" \
+    LD_PRELOAD=$AGENT "$GEN" 4 "$n" >/dev/null || die "eventgen failed"
+  got=$("$DEC" check "$dir/trace" | check_events)
+  [ "$got" -ge "$n" ] || die "the trace has $got events, fewer than $n (dropped?)"
+  echo "$got" >"$dir/events"
+}
+
+# measure EVENTS NAME ARGS...: one table row, RUNS runs of dial9-decode ARGS.
+measure() {
+  local events=$1 name=$2 secs kb user sys
+  shift 2
+  : >"$tmp/rate"
+  : >"$tmp/cpurate"
+  : >"$tmp/rss"
+  for _ in $(seq "$RUNS"); do
+    "$TIME" -f "%e %M %U %S" -o "$tmp/time" "$DEC" "$@" >/dev/null 2>"$tmp/err" ||
+      die "dial9-decode $* failed: $(head -c 500 "$tmp/err")"
+    read -r secs kb user sys <"$tmp/time"
+    awk -v e="$events" -v s="$secs" 'BEGIN {printf "%.0f\n", e / (s > 0 ? s : 0.01)}' >>"$tmp/rate"
+    awk -v e="$events" -v s="$user" -v t="$sys" 'BEGIN {printf "%.0f\n", e / (s + t > 0 ? s + t : 0.01)}' \
+      >>"$tmp/cpurate"
+    echo $((kb / 1024)) >>"$tmp/rss"
+    echo "decoder.sh: $name on $events events: ${secs}s (cpu ${user}+${sys}s), $((kb / 1024)) MB" >&2
+  done
+  printf "| %s | %s | %.1f | %.1f | %s |\n" "$events" "$name" "$(median <"$tmp/rate" | awk '{print $1 / 1e6}')" \
+    "$(median <"$tmp/cpurate" | awk '{print $1 / 1e6}')" "$(median <"$tmp/rss")"
+}
+
+for n in $SIZES; do make_trace "$n"; done
+echo "## Decoder: events/s and peak RSS (median of $RUNS runs, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "$DEC on traces of bench/eventgen under the agent, cached in $cache."
+echo
+echo "| events | command | M events/s (wall) | M events/CPU-s | peak RSS MB |"
+echo "|---|---|---|---|---|"
+for n in $SIZES; do
+  events=$(cat "$cache/$n/events")
+  path=$cache/$n/trace
+  measure "$events" check check "$path"
+  measure "$events" summary summary "$path"
+  measure "$events" "events --json" events --json "$path"
+  measure "$events" "export perfetto" export --format perfetto -o /dev/null "$path"
+done
+echo
+for n in $SIZES; do
+  echo "- $(cat "$cache/$n/events") events: $(du -sb "$cache/$n/trace" | cut -f1) bytes of segments"
+done
