@@ -45,8 +45,13 @@ if [ "$(npm_version playwright-core)" != "$PLAYWRIGHT_VERSION" ] ||
     printf '{"private": true, "dependencies": {"playwright-core": "%s", "speedscope": "%s"}}\n' \
         "$PLAYWRIGHT_VERSION" "$SPEEDSCOPE_VERSION" >"$NPM_DIR/package.json"
     # playwright-core never downloads browsers; the variable makes sure.
-    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$NPM_DIR" --no-audit --no-fund \
-        --no-update-notifier >"$D9_TMP/npm.log" 2>&1 || d9_fail "npm install failed: $(tail -n 20 "$D9_TMP/npm.log")"
+    # Node trusts only its bundled CAs unless told: add Debian's store (where
+    # a site's TLS proxy CA is installed), and fail in a minute, not hang.
+    [ -n "${NODE_EXTRA_CA_CERTS:-}" ] || [ ! -r /etc/ssl/certs/ca-certificates.crt ] ||
+        export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 timeout -k 5 120 npm install --prefix "$NPM_DIR" --no-audit --no-fund \
+        --no-update-notifier --fetch-retries=1 --fetch-timeout=20000 >"$D9_TMP/npm.log" 2>&1 ||
+        d9_fail "npm install failed: $(tail -n 20 "$D9_TMP/npm.log")"
 fi
 SPEEDSCOPE=$NPM_DIR/node_modules/speedscope/dist/release
 [ -f "$SPEEDSCOPE/index.html" ] || d9_fail "speedscope has no $SPEEDSCOPE/index.html"
