@@ -263,19 +263,23 @@ static int selected(const struct d9_export_opts *o, uint32_t tid)
     return o->ntids == 0;
 }
 
+/* A process before its selected threads (threads are sorted by pid), also
+ * when --tid leaves out the process's first thread. */
 static void describe(struct walk *w, const struct d9_summary *s)
 {
+    const struct d9_tstats *prev = NULL;
     for (size_t i = 0; i < s->nt; i++) {
         const struct d9_tstats *t = &s->t[i];
         if (!w->st[i].sel)
             continue;
-        if (i == 0 || t->pid != s->t[i - 1].pid) {
+        if (!prev || t->pid != prev->pid) {
             const struct d9_proc *p = d9_model_proc(w->m, t->pid);
             const char *exe = p && p->exe ? p->exe : "";
             const char *base = strrchr(exe, '/');
             w->ops->process(w->ctx, t->pid, base ? base + 1 : exe);
         }
         w->ops->thread(w->ctx, t->pid, t->tid, t->name);
+        prev = t;
     }
 }
 

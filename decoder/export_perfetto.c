@@ -37,8 +37,7 @@ struct perfetto {
     FILE *out;
     struct d9_pb pb;
     struct d9_counters *counters;
-    uint32_t pid; /* of the last process track declared */
-    int started, failed, any_process;
+    int started, failed;
 };
 
 /* Track uuids: Linux pids and tids are below 2^22, so these never clash. */
@@ -69,9 +68,6 @@ static void packet_end(struct perfetto *p)
 
 static void process(void *ctx, uint32_t pid, const char *name)
 {
-    struct perfetto *p = ctx;
-    p->pid = pid;
-    p->any_process = 1;
     struct d9_pb *pb = packet(ctx, 0, 0);
     d9_pb_begin(pb, PKT_TRACK_DESCRIPTOR);
     d9_pb_varint(pb, TD_UUID, process_uuid(pid));
@@ -86,11 +82,6 @@ static void process(void *ctx, uint32_t pid, const char *name)
 
 static void thread(void *ctx, uint32_t pid, uint32_t tid, const char *name)
 {
-    struct perfetto *p = ctx;
-    /* The walker may leave out the process when --tid skips its first
-     * thread: the thread and counter tracks need it as their parent. */
-    if (!p->any_process || p->pid != pid)
-        process(ctx, pid, "");
     struct d9_pb *pb = packet(ctx, 0, 0);
     d9_pb_begin(pb, PKT_TRACK_DESCRIPTOR);
     d9_pb_varint(pb, TD_UUID, thread_uuid(pid, tid));

@@ -156,6 +156,11 @@ for p in packets:
         for cd in td.get("counter", []):
             expect("counter unit", cd.get("unit"), ["UNIT_COUNT"])
             ctrack[u] = (td["parent_uuid"][0], td["name"][0])
+tparent = {td["uuid"][0]: (td.get("parent_uuid") or [None])[0]
+           for p in packets for td in p.get("track_descriptor", []) if td.get("thread")}
+for u, parent in tparent.items():
+    if parent not in ptrack or ptrack[parent] != tpid[u]:
+        errors.append("thread track %s (pid %d) has parent %s, not its process track" % (u, tpid[u], parent))
 for u, (parent, name) in ctrack.items():
     if parent not in ptrack or name not in ("busy threads", "dropped events"):
         errors.append("counter track %s: %r under %s (not a process track)" % (u, name, parent))
