@@ -31,8 +31,15 @@ for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_re
     on taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" | awk '{print $2}' >> "$tmp/$mode.on"
   done
   a=$(median < "$tmp/$mode.off"); b=$(median < "$tmp/$mode.on")
-  echo "| $mode | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f", b-a}') |"
+  added=$(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f", b-a}')
+  echo "| $mode | $a | $b | $added |"
+  echo "$added" > "$tmp/$mode.added"
 done
+echo
+# verdict TEXT VALUE LIMIT: one line, "met" when VALUE <= LIMIT.
+verdict() { awk -v t="$1" -v v="$2" -v l="$3" 'BEGIN{printf "- verdict: %s: %s (%s)\n", t, v, (v <= l) ? "met" : "MISSED"}'; }
+verdict "ns added per recorded event (cond_signal, one WAKE), target <= 20" "$(cat "$tmp/cond_signal.added")" 20
+verdict "ns added to an uncontended mutex lock+unlock, target <= 5" "$(cat "$tmp/mutex.added")" 5
 echo
 if [ "$QUICK" = 1 ]; then
   BENCH_ROUNDS=$ROUNDS BENCH_SECS=3 BENCH_PEERS=0 BENCH_FIELDS=0 bench/services.sh memcached
@@ -68,7 +75,10 @@ for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_re
   read -r off _ <<<"$(ir_per_call "$mode")"
   read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace")"
   echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
+  [ "$mode" = cond_signal ] && ir_added=$((onv - off))
 done
+echo
+verdict "instructions added per recorded event (cond_signal, one WAKE), target <= 60" "$ir_added" 60
 echo
 echo "## Clock reads: ns per read (median of $ROUNDS rounds)"
 echo
