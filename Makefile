@@ -52,6 +52,11 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
 
+# The writer's encoder on a recorded trace (read back with the decoder's reader).
+$(BUILD)/bench/encode_cpu: bench/encode_cpu.c agent/encode.c $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ bench/encode_cpu.c agent/encode.c $(DECODER_LIB) -llz4 -lm -lpthread
+
 # Unit tests (Check) run under ASan and UBSan.
 $(UNIT): $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h test/unit/*.h)
 	@mkdir -p $(dir $@)

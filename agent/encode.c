@@ -5,43 +5,67 @@
 #include <lz4frame.h>
 #include <string.h>
 
-/* Bytes kept free in a payload for the chunk end (u8 0) and block end (varint 0). */
-#define D9_ENC_RESERVE 2
-/* Largest encoded event: type, 10-byte delta, D9_MAX_FIELDS fields of at
- * most a 1-byte length + 16 bytes or a 10-byte varint. */
-#define D9_ENC_EVENT_MAX (1 + 10 + D9_MAX_FIELDS * 17)
+/* Bytes kept free in a payload for the block end (varint 0). */
+#define D9_ENC_RESERVE 1
 
 static const struct d9_schema_entry schema[D9_SCHEMA_ENTRIES] = D9_SCHEMA_TABLE;
+_Static_assert(D9_SCHEMA_ENTRIES == D9_EV_TYPE_MAX - 1, "one schema entry per type, in order");
+_Static_assert(D9_ENC_CHUNK_MAX <= 65536, "chunk positions are u16");
 
+/* The table lists types 1, 2, ... in order: entry type - 1. */
 static const struct d9_schema_entry *schema_of(uint8_t type)
 {
-    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++)
-        if (schema[i].type == type)
-            return &schema[i];
-    return NULL;
+    if (type == 0 || type > D9_SCHEMA_ENTRIES || schema[type - 1].type != type)
+        return NULL;
+    return &schema[type - 1];
 }
 
+/* Bytes of v as a LEB128 varint: 7 bits a byte. */
+static inline size_t varint_len(uint64_t v)
+{
+    return v < 0x80 ? 1 : (size_t)(64 - __builtin_clzll(v) + 6) / 7;
+}
+
+/* Field by field: a compound literal would clear the 32 KiB chunk array. */
 void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
 {
-    *e = (struct d9_enc){.buf = buf, .cap = cap, .first_ts = UINT64_MAX};
+    e->buf = buf;
+    e->cap = cap;
+    e->len = 0;
+    e->events = 0;
+    e->first_ts = UINT64_MAX;
+    e->last_ts = e->prev_ts = 0;
+    e->in_chunk = 0;
+    e->tid = e->n = 0;
+    e->base_ts = 0;
+    e->chunk_hdr = e->chunk_bytes = 0;
 }
 
-static size_t room(const struct d9_enc *e)
+/* Bytes the open chunk takes once written, with add more column bytes and
+ * events more events. */
+static size_t chunk_size(const struct d9_enc *e, size_t add, uint32_t events)
 {
-    return e->cap > e->len + D9_ENC_RESERVE ? e->cap - e->len - D9_ENC_RESERVE : 0;
+    return e->chunk_hdr + varint_len(e->n + events) + e->chunk_bytes + add;
+}
+
+static int fits(const struct d9_enc *e, size_t chunk)
+{
+    return e->len + chunk + D9_ENC_RESERVE <= e->cap;
 }
 
 int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
 {
     if (e->in_chunk)
         d9_enc_end_chunk(e);
-    uint8_t tmp[20];
-    size_t n = d9_put_varint(tmp, tid);
-    n += d9_put_varint(tmp + n, base_ts);
-    if (tid == 0 || n > room(e))
+    if (tid == 0)
         return -1;
-    memcpy(e->buf + e->len, tmp, n);
-    e->len += n;
+    e->tid = tid;
+    e->base_ts = base_ts;
+    e->n = 0;
+    e->chunk_hdr = varint_len(tid) + varint_len(base_ts);
+    e->chunk_bytes = 0;
+    if (!fits(e, chunk_size(e, 2, 1))) /* not even one event would fit */
+        return -1;
     e->prev_ts = base_ts;
     e->in_chunk = 1;
     return 0;
@@ -59,27 +83,49 @@ static uint64_t source_value(const struct d9_raw_event *ev, char src)
     }
 }
 
+/* The bytes of a 'b' field: the name travels in a then b, len bytes of it;
+ * another source is its 8 little-endian bytes. Returns the length. */
+static size_t field_bytes(const struct d9_raw_event *ev, char src, uint8_t bytes[16])
+{
+    if (src == 'n') {
+        memcpy(bytes, &ev->a, 8);
+        memcpy(bytes + 8, &ev->b, 8);
+        return ev->len < 16 ? ev->len : 16;
+    }
+    uint64_t v = source_value(ev, src);
+    for (size_t i = 0; i < 8; i++)
+        bytes[i] = (uint8_t)(v >> (8 * i));
+    return 8;
+}
+
+static uint64_t field_varint(const struct d9_raw_event *ev, char k, char src)
+{
+    uint64_t v = source_value(ev, src);
+    return k == 's' ? d9_zigzag((int64_t)v) : v;
+}
+
+/* Encoded size of one field of kind k from source src. */
+static size_t field_len(const struct d9_raw_event *ev, char k, char src)
+{
+    if (k == 'b') {
+        uint8_t bytes[16];
+        size_t len = field_bytes(ev, src, bytes);
+        return varint_len(len) + len;
+    }
+    return varint_len(field_varint(ev, k, src));
+}
+
 /* Encodes one field of kind k from source src at p; returns bytes written. */
 static size_t put_field(uint8_t *p, const struct d9_raw_event *ev, char k, char src)
 {
     if (k == 'b') {
         uint8_t bytes[16];
-        size_t len;
-        if (src == 'n') { /* the name travels in a then b, len bytes of it */
-            memcpy(bytes, &ev->a, 8);
-            memcpy(bytes + 8, &ev->b, 8);
-            len = ev->len < 16 ? ev->len : 16;
-        } else {
-            uint64_t v = source_value(ev, src);
-            for (len = 0; len < 8; len++)
-                bytes[len] = (uint8_t)(v >> (8 * len));
-        }
+        size_t len = field_bytes(ev, src, bytes);
         size_t n = d9_put_varint(p, len);
         memcpy(p + n, bytes, len);
         return n + len;
     }
-    uint64_t v = source_value(ev, src);
-    return d9_put_varint(p, k == 's' ? d9_zigzag((int64_t)v) : v);
+    return d9_put_varint(p, field_varint(ev, k, src));
 }
 
 int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
@@ -89,17 +135,19 @@ int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
     const struct d9_schema_entry *s = schema_of(ev->type);
     if (!s)
         return 0;
-    uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts; /* clamp: deltas are unsigned */
-    uint8_t tmp[D9_ENC_EVENT_MAX];
-    size_t n = 0;
-    tmp[n++] = ev->type;
-    n += d9_put_varint(tmp + n, ts - e->prev_ts);
-    for (size_t f = 0; s->kinds[f] && f < D9_MAX_FIELDS; f++)
-        n += put_field(tmp + n, ev, s->kinds[f], s->sources[f]);
-    if (n > room(e))
+    /* A full chunk is written; the run goes on in a new chunk of the same thread. */
+    if (e->n == D9_ENC_CHUNK_MAX && d9_enc_begin_chunk(e, e->tid, e->prev_ts) < 0)
         return -1;
-    memcpy(e->buf + e->len, tmp, n);
-    e->len += n;
+    uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts; /* clamp: deltas are unsigned */
+    size_t add = 1 + varint_len(ts - e->prev_ts); /* type byte, delta */
+    for (size_t f = 0; f < D9_MAX_FIELDS && s->kinds[f]; f++)
+        add += field_len(ev, s->kinds[f], s->sources[f]);
+    if (!fits(e, chunk_size(e, add, 1)))
+        return -1;
+    struct d9_raw_event *c = &e->chunk[e->n++];
+    *c = *ev;
+    c->ts = ts;
+    e->chunk_bytes += add;
     e->prev_ts = ts;
     e->events++;
     if (ts < e->first_ts)
@@ -109,12 +157,60 @@ int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
     return 0;
 }
 
+/* Groups the chunk's events by type (ascending code), keeping chunk order
+ * within a type, in e->order; start[t]..start[t + 1] is type t's slice. */
+static void group_by_type(struct d9_enc *e, uint32_t start[D9_EV_TYPE_MAX + 1])
+{
+    uint32_t at[D9_EV_TYPE_MAX + 1] = {0};
+    for (uint32_t i = 0; i < e->n; i++)
+        at[e->chunk[i].type + 1]++;
+    for (unsigned t = 1; t <= D9_EV_TYPE_MAX; t++)
+        at[t] += at[t - 1];
+    memcpy(start, at, sizeof(at));
+    for (uint32_t i = 0; i < e->n; i++)
+        e->order[at[e->chunk[i].type]++] = (uint16_t)i;
+}
+
+/* One field column: field f of the events order[from..to) (all of type s->type). */
+static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_schema_entry *s, size_t f,
+                         uint32_t from, uint32_t to)
+{
+    size_t n = 0;
+    for (uint32_t i = from; i < to; i++)
+        n += put_field(p + n, &e->chunk[e->order[i]], s->kinds[f], s->sources[f]);
+    return n;
+}
+
+/* The chunk layout (docs/FORMAT.md): header, type column, delta column,
+ * then per type present (ascending code) one column per field. Like
+ * values side by side is what lets LZ4 find them. */
 void d9_enc_end_chunk(struct d9_enc *e)
 {
     if (!e->in_chunk)
         return;
-    e->buf[e->len++] = 0; /* room reserved by begin/event */
     e->in_chunk = 0;
+    if (!e->n)
+        return;
+    uint8_t *p = e->buf + e->len;
+    size_t n = d9_put_varint(p, e->tid);
+    n += d9_put_varint(p + n, e->base_ts);
+    n += d9_put_varint(p + n, e->n);
+    uint64_t prev = e->base_ts;
+    for (uint32_t i = 0; i < e->n; i++)
+        p[n++] = e->chunk[i].type;
+    for (uint32_t i = 0; i < e->n; i++) {
+        n += d9_put_varint(p + n, e->chunk[i].ts - prev);
+        prev = e->chunk[i].ts;
+    }
+    uint32_t start[D9_EV_TYPE_MAX + 1];
+    group_by_type(e, start);
+    for (unsigned t = 1; t < D9_EV_TYPE_MAX; t++) {
+        const struct d9_schema_entry *s = schema_of((uint8_t)t);
+        for (size_t f = 0; s && start[t] < start[t + 1] && f < D9_MAX_FIELDS && s->kinds[f]; f++)
+            n += put_column(p + n, e, s, f, start[t], start[t + 1]);
+    }
+    e->len += n; /* = chunk_size(e, 0, 0): room was checked per event */
+    e->n = 0;
 }
 
 size_t d9_enc_finish(struct d9_enc *e)

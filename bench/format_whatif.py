@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """format_whatif.py DECODER TRACE...: bytes/event of a real trace re-encoded
-with the payload layout of docs/FORMAT.md (chunks per thread and 250 ms flush,
+with the version 1 (row) payload layout of docs/FORMAT.md (chunks per thread and 250 ms flush,
 LEB128 fields, one LZ4 frame per block via the lz4 CLI), then with encoding
 changes, to measure what each would save before the agent is changed:
   target_delta  park/wake/lock targets as a zigzag delta from the thread's

@@ -162,9 +162,9 @@ static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
         return len;
     }
     s->version = le32(buf + 8);
-    if (s->version != D9_FORMAT_VERSION) {
-        snprintf(s->error, sizeof(s->error), "unsupported format version %u (this decoder reads %u)",
-                 s->version, D9_FORMAT_VERSION);
+    if (s->version < D9_FORMAT_VERSION_MIN || s->version > D9_FORMAT_VERSION) {
+        snprintf(s->error, sizeof(s->error), "unsupported format version %u (this decoder reads %u to %u)",
+                 s->version, D9_FORMAT_VERSION_MIN, D9_FORMAT_VERSION);
         return 0;
     }
     uint32_t hlen = le32(buf + 12);
@@ -210,16 +210,35 @@ static size_t find_block(const uint8_t *buf, size_t len, size_t from)
     return len;
 }
 
+struct cursor {
+    const uint8_t *p, *end;
+};
+
+/* A version 2 chunk's columns, located (and checked to hold their values)
+ * before any event of the chunk is delivered. */
+struct columns {
+    const uint8_t *types;
+    struct cursor deltas;
+    uint32_t count[256];                     /* events per type */
+    struct cursor field[256][D9_MAX_FIELDS]; /* set for the types counted */
+};
+
 struct d9_inflater {
     LZ4F_dctx *dctx;
     uint8_t *raw;
     size_t cap;
+    struct columns *col; /* a version 2 chunk's column cursors (33 KiB) */
 };
 
 struct d9_inflater *d9_inflater_new(void)
 {
     struct d9_inflater *z = calloc(1, sizeof(*z));
+    if (z && !(z->col = malloc(sizeof(*z->col)))) {
+        free(z);
+        return NULL;
+    }
     if (z && LZ4F_isError(LZ4F_createDecompressionContext(&z->dctx, LZ4F_VERSION))) {
+        free(z->col);
         free(z);
         z = NULL;
     }
@@ -231,6 +250,7 @@ void d9_inflater_free(struct d9_inflater *z)
     if (!z)
         return;
     LZ4F_freeDecompressionContext(z->dctx);
+    free(z->col);
     free(z->raw);
     free(z);
 }
@@ -259,10 +279,6 @@ static const char *inflate_block(struct d9_inflater *z, const uint8_t *src, cons
     return NULL;
 }
 
-struct cursor {
-    const uint8_t *p, *end;
-};
-
 static inline int get_varint(struct cursor *c, uint64_t *v)
 {
     if (c->p < c->end && *c->p < 0x80) { /* most values: one byte */
@@ -274,107 +290,197 @@ static inline int get_varint(struct cursor *c, uint64_t *v)
     return n ? 0 : -1;
 }
 
-/* Decodes one event's fields into ev per the segment's schema. */
-static int get_fields(struct cursor *c, const struct d9_schema *sc, struct d9_event *ev)
+/* Decodes field f of kind k from c into ev; the first 'b' field (*named
+ * still 0) is the name. */
+static int get_field(struct cursor *c, char k, unsigned f, struct d9_event *ev, int *named)
 {
-    memset(ev->f, 0, sizeof(ev->f)); /* a short schema reads as zeros, not the previous event */
+    uint64_t v;
+    if (get_varint(c, &v) < 0)
+        return -1;
+    if (k == 'b') {
+        if (v > (uint64_t)(c->end - c->p))
+            return -1;
+        if (!*named) {
+            *named = 1;
+            ev->name_len = (uint8_t)(v < sizeof(ev->name) ? v : sizeof(ev->name));
+            memcpy(ev->name, c->p, ev->name_len);
+        }
+        c->p += v;
+    } else if (k == 's') {
+        v = (uint64_t)d9_unzigzag(v);
+    }
+    if (f < D9_EV_FIELDS) {
+        ev->kinds[f] = k;
+        ev->f[f] = v;
+        ev->nfields = (uint8_t)(f + 1);
+    }
+    return 0;
+}
+
+/* Clears the fields of ev: a short schema reads as zeros, not the previous event. */
+static void clear_fields(struct d9_event *ev)
+{
+    memset(ev->f, 0, sizeof(ev->f));
     ev->nfields = 0;
     ev->name_len = 0;
-    int have_bytes = 0;
-    for (unsigned f = 0; f < sc->nfields[ev->type]; f++) {
-        char k = sc->kinds[ev->type][f];
+}
+
+/* Steps over count values of kind k; -1 when they do not all fit. */
+static int skip_values(struct cursor *c, char k, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++) {
         uint64_t v;
         if (get_varint(c, &v) < 0)
             return -1;
         if (k == 'b') {
             if (v > (uint64_t)(c->end - c->p))
                 return -1;
-            if (!have_bytes) {
-                have_bytes = 1;
-                ev->name_len = (uint8_t)(v < sizeof(ev->name) ? v : sizeof(ev->name));
-                memcpy(ev->name, c->p, ev->name_len);
-            }
             c->p += v;
-        } else if (k == 's') {
-            v = (uint64_t)d9_unzigzag(v);
-        }
-        if (f < D9_EV_FIELDS) {
-            ev->kinds[f] = k;
-            ev->f[f] = v;
-            ev->nfields = (uint8_t)(f + 1);
         }
     }
     return 0;
 }
 
-/* Steps over one event's fields (counting only: check). */
-static int skip_fields(struct cursor *c, const struct d9_schema *sc, uint8_t type)
+/* What parsing one payload needs and reports. */
+struct parse {
+    struct d9_seg *s;
+    const uint8_t *raw;
+    d9_event_fn fn;
+    void *ctx;
+    struct columns *col; /* version 2 scratch (the inflater's) */
+    uint32_t nev; /* events delivered (counted when fn is NULL) */
+    int stop;     /* fn's non-zero return */
+    char why[96]; /* why the payload is bad */
+};
+
+__attribute__((format(printf, 2, 3)))
+static int bad(struct parse *ps, const char *fmt, ...)
 {
-    for (unsigned f = 0; f < sc->nfields[type]; f++) {
-        uint64_t v;
-        if (get_varint(c, &v) < 0)
-            return -1;
-        if (sc->kinds[type][f] == 'b') {
-            if (v > (uint64_t)(c->end - c->p))
-                return -1;
-            c->p += v;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->why, sizeof(ps->why), fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+/* Hands ev to fn; 1 when fn asks to stop. */
+static int deliver(struct parse *ps, const struct d9_event *ev)
+{
+    ps->nev++;
+    return ps->fn && (ps->stop = ps->fn(ps->ctx, ev)) != 0;
+}
+
+/* Version 1: a chunk's events as rows, up to its u8 0. 0 ok, 1 bad. */
+static int parse_chunk_rows(struct parse *ps, struct cursor *c, struct d9_event *ev, uint64_t ts)
+{
+    const struct d9_schema *sc = &ps->s->schema;
+    for (;;) {
+        if (c->p >= c->end)
+            return bad(ps, "chunk of tid %u ends without its end marker", ev->tid);
+        size_t at = (size_t)(c->p - ps->raw);
+        ev->type = *c->p++;
+        if (ev->type == 0)
+            return 0;
+        if (!sc->present[ev->type])
+            return bad(ps, "event type %u not in the schema at payload offset %zu", ev->type, at);
+        uint64_t delta;
+        int rc = get_varint(c, &delta), named = 0;
+        clear_fields(ev);
+        for (unsigned f = 0; rc == 0 && f < sc->nfields[ev->type]; f++)
+            rc = get_field(c, sc->kinds[ev->type][f], f, ev, &named);
+        if (rc < 0)
+            return bad(ps, "event cut short at payload offset %zu", at);
+        ts += delta;
+        ev->ts = ts;
+        if (deliver(ps, ev))
+            return 0;
+    }
+}
+
+/* Finds the columns of a chunk of n events at c, leaving c after them. 0 ok, 1 bad. */
+static int locate_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint64_t n, struct columns *col)
+{
+    const struct d9_schema *sc = &ps->s->schema;
+    if (n == 0 || n > (uint64_t)(c->end - c->p))
+        return bad(ps, "chunk of tid %u: bad event count %llu", tid, (unsigned long long)n);
+    col->types = c->p;
+    c->p += n;
+    memset(col->count, 0, sizeof(col->count));
+    for (uint64_t i = 0; i < n; i++) {
+        uint8_t t = col->types[i];
+        if (t == 0 || !sc->present[t])
+            return bad(ps, "chunk of tid %u: event type %u not in the schema", tid, t);
+        col->count[t]++;
+    }
+    col->deltas.p = c->p;
+    if (skip_values(c, 'u', n) < 0)
+        return bad(ps, "chunk of tid %u: timestamp column cut short", tid);
+    col->deltas.end = c->p;
+    for (unsigned t = 1; t < 256; t++) {
+        for (unsigned f = 0; col->count[t] && f < sc->nfields[t]; f++) {
+            col->field[t][f].p = c->p;
+            if (skip_values(c, sc->kinds[t][f], col->count[t]) < 0)
+                return bad(ps, "chunk of tid %u: field %u column of type %u cut short", tid, f + 1, t);
+            col->field[t][f].end = c->p;
         }
+    }
+    return 0;
+}
+
+/* Version 2: a chunk of columns. A bad chunk delivers none of its events. 0 ok, 1 bad. */
+static int parse_chunk_columns(struct parse *ps, struct cursor *c, struct d9_event *ev, uint64_t ts,
+                               struct columns *col)
+{
+    const struct d9_schema *sc = &ps->s->schema;
+    uint64_t n;
+    if (get_varint(c, &n) < 0)
+        return bad(ps, "chunk of tid %u: no event count", ev->tid);
+    if (locate_columns(ps, c, ev->tid, n, col))
+        return 1;
+    if (!ps->fn) {
+        ps->nev += (uint32_t)n;
+        return 0;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t delta = 0;
+        ev->type = col->types[i];
+        int named = 0;
+        get_varint(&col->deltas, &delta); /* these cannot fail: located above */
+        clear_fields(ev);
+        for (unsigned f = 0; f < sc->nfields[ev->type]; f++)
+            get_field(&col->field[ev->type][f], sc->kinds[ev->type][f], f, ev, &named);
+        ts += delta;
+        ev->ts = ts;
+        if (deliver(ps, ev))
+            return 0;
     }
     return 0;
 }
 
 /* Parses a decompressed payload, delivering events. Returns 0 ok, 1 bad
- * structure (reason in why; the events before it were delivered). When fn
- * asks to stop, *stop holds its return and parsing ends. */
-static int parse_payload(struct d9_seg *s, const uint8_t *raw, size_t n, uint32_t *nev,
-                         d9_event_fn fn, void *ctx, int *stop, char *why, size_t why_len)
+ * structure (reason in ps->why; the events of the chunks before it were
+ * delivered). When fn asks to stop, ps->stop holds its return. */
+static int parse_payload(struct parse *ps, size_t n)
 {
-    struct cursor c = {raw, raw + n};
+    struct cursor c = {ps->raw, ps->raw + n};
     struct d9_event ev;
     memset(&ev, 0, sizeof(ev));
-    ev.pid = s->pid;
+    ev.pid = ps->s->pid;
     for (;;) {
-        uint64_t tid, ts, delta;
-        if (get_varint(&c, &tid) < 0) {
-            snprintf(why, why_len, "payload ends without its end marker");
-            return 1;
-        }
+        uint64_t tid, ts;
+        if (get_varint(&c, &tid) < 0)
+            return bad(ps, "payload ends without its end marker");
         if (tid == 0)
             break;
-        if (tid > UINT32_MAX || get_varint(&c, &ts) < 0) {
-            snprintf(why, why_len, "bad chunk header at payload offset %zu", (size_t)(c.p - raw));
-            return 1;
-        }
+        if (tid > UINT32_MAX || get_varint(&c, &ts) < 0)
+            return bad(ps, "bad chunk header at payload offset %zu", (size_t)(c.p - ps->raw));
         ev.tid = (uint32_t)tid;
-        for (;;) {
-            if (c.p >= c.end) {
-                snprintf(why, why_len, "chunk of tid %u ends without its end marker", ev.tid);
-                return 1;
-            }
-            size_t at = (size_t)(c.p - raw);
-            ev.type = *c.p++;
-            if (ev.type == 0)
-                break;
-            if (!s->schema.present[ev.type]) {
-                snprintf(why, why_len, "event type %u not in the schema at payload offset %zu", ev.type, at);
-                return 1;
-            }
-            if (get_varint(&c, &delta) < 0 ||
-                (fn ? get_fields(&c, &s->schema, &ev) : skip_fields(&c, &s->schema, ev.type)) < 0) {
-                snprintf(why, why_len, "event cut short at payload offset %zu", at);
-                return 1;
-            }
-            ts += delta;
-            ev.ts = ts;
-            (*nev)++;
-            if (fn && (*stop = fn(ctx, &ev)) != 0)
-                return 0;
-        }
+        int rc = ps->s->version == 1 ? parse_chunk_rows(ps, &c, &ev, ts) : parse_chunk_columns(ps, &c, &ev, ts, ps->col);
+        if (rc || ps->stop)
+            return rc;
     }
-    if (c.p != c.end) {
-        snprintf(why, why_len, "%zu bytes after the end marker", (size_t)(c.end - c.p));
-        return 1;
-    }
+    if (c.p != c.end)
+        return bad(ps, "%zu bytes after the end marker", (size_t)(c.end - c.p));
     return 0;
 }
 
@@ -397,26 +503,23 @@ int d9_decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_blo
         z->cap = b->raw_len + 1u;
     }
     char why[96];
-    const char *bad = inflate_block(z, payload, b);
-    if (bad) { /* nothing of it is usable */
+    const char *lz4_err = inflate_block(z, payload, b);
+    if (lz4_err) { /* nothing of it is usable */
         LZ4F_resetDecompressionContext(z->dctx);
-        snprintf(why, sizeof(why), "lz4: %s", bad);
+        snprintf(why, sizeof(why), "lz4: %s", lz4_err);
         d9_seg_block_lost(s, b, why);
         return 0;
     }
-    uint32_t nev = 0;
-    int stop = 0;
-    int st = parse_payload(s, z->raw, b->raw_len, &nev, fn, ctx, &stop, why, sizeof(why));
-    if (stop)
-        return stop;
-    if (st == 0 && nev != b->events) {
-        snprintf(why, sizeof(why), "block holds %u events, header says %u", nev, b->events);
-        st = 1;
-    }
+    struct parse ps = {.s = s, .raw = z->raw, .fn = fn, .ctx = ctx, .col = z->col};
+    int st = parse_payload(&ps, b->raw_len);
+    if (ps.stop)
+        return ps.stop;
+    if (st == 0 && ps.nev != b->events)
+        st = bad(&ps, "block holds %u events, header says %u", ps.nev, b->events);
     if (st) { /* crc was fine: the writer's bytes, kept up to here */
-        problem(s, b->index, b->off, 0, "%s", why);
+        problem(s, b->index, b->off, 0, "%s", ps.why);
         s->blocks--;
-        s->events = s->events - b->events + nev;
+        s->events = s->events - b->events + ps.nev;
     }
     return 0;
 }

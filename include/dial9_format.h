@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define D9_FORMAT_VERSION 1u
+#define D9_FORMAT_VERSION 2u     /* what the agent writes: columnar chunks */
+#define D9_FORMAT_VERSION_MIN 1u /* oldest the decoder reads: row chunks */
 
 /* ---- Event vocabulary ------------------------------------------------- */
 
@@ -166,11 +167,18 @@ struct d9_schema_entry {
  *   tlv    := u16 tag, u32 len, len bytes
  *   block  := struct d9_block_header, payload (LZ4 frame, payload_len bytes)
  *
- * Block payload after LZ4 decompression: chunks until a 0 tid.
+ * Block payload after LZ4 decompression: chunks, then end.
+ *   end    := varint 0 (where a chunk's tid would be)
+ * Version 2 (columnar: like values side by side, which LZ4 compresses):
+ *   chunk  := varint tid (non-zero), varint base_ts (ns), varint n (>= 1),
+ *             types[n] (u8 each, non-zero), ts_delta[n] (varints: ns since
+ *             the previous event of the chunk, the first relative to base_ts),
+ *             then for each type present, in ascending type code, for each
+ *             of its fields in schema order: that field of every event of
+ *             the type, in event order (each value encoded per its kind)
+ * Version 1 (rows):
  *   chunk  := varint tid (non-zero), varint base_ts (ns), events..., u8 0
- *   event  := u8 type (non-zero), varint ts_delta (ns since previous event
- *             of the chunk, the first relative to base_ts), fields per schema
- *   end    := varint 0
+ *   event  := u8 type (non-zero), varint ts_delta, fields per schema
  */
 #define D9_SEG_MAGIC "DIAL9SEG"
 #define D9_SEG_MAGIC_LEN 8

@@ -13,7 +13,7 @@
  * most mutants well-formed: it either mutates bytes and then recomputes the
  * header crc and every block's crcs (reaching the LZ4 decoder and the
  * payload parser with broken data), or decompresses one block, mutates the
- * raw payload (chunks, events, varints) and recompresses it, or mutates the
+ * raw payload (chunk headers, counts, columns, varints) and recompresses it, or mutates the
  * header TLVs, or drops / duplicates / truncates blocks. A quarter of the
  * mutants are left as plain byte mutations with stale checksums, for the
  * damage-recovery paths (resync on the next verified block header).
@@ -270,9 +270,20 @@ static void fix_crcs(uint8_t *d, size_t n)
         fix_block(d + l.off[i]);
 }
 
-/* Events in a raw payload per the built-in schema (what the writer puts in
- * the block header); stops at the first malformed byte. */
-static uint32_t count_raw_events(const uint8_t *p, size_t n)
+/* Steps over count values of kind k at *p; 0 when they do not all fit. */
+static int skip_values(const uint8_t **p, const uint8_t *end, char k, uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t v;
+        size_t n = d9_get_varint(*p, (size_t)(end - *p), &v);
+        if (!n || (k == 'b' && v > (uint64_t)(end - *p - n)))
+            return 0;
+        *p += n + (k == 'b' ? v : 0);
+    }
+    return 1;
+}
+
+static const struct d9_schema *builtin(void)
 {
     static struct d9_schema sc;
     static int init;
@@ -280,39 +291,78 @@ static uint32_t count_raw_events(const uint8_t *p, size_t n)
         d9_schema_builtin(&sc);
         init = 1;
     }
+    return &sc;
+}
+
+/* Events in a version 1 raw payload (rows) per the built-in schema; stops
+ * at the first malformed byte. */
+static uint32_t count_rows(const uint8_t *p, size_t n)
+{
+    const struct d9_schema *sc = builtin();
     const uint8_t *end = p + n;
     uint32_t count = 0;
-    uint64_t v;
-    size_t k;
     for (;;) {
-        if (!(k = d9_get_varint(p, (size_t)(end - p), &v)) || v == 0)
+        uint64_t tid;
+        size_t k = d9_get_varint(p, (size_t)(end - p), &tid);
+        if (!k || tid == 0)
             return count;
         p += k;
-        if (!(k = d9_get_varint(p, (size_t)(end - p), &v)))
+        if (!skip_values(&p, end, 'u', 1)) /* base ts */
             return count;
-        p += k;
         for (;;) {
             if (p >= end)
                 return count;
             uint8_t t = *p++;
             if (t == 0)
                 break;
-            if (!sc.present[t] || !(k = d9_get_varint(p, (size_t)(end - p), &v)))
+            if (!sc->present[t] || !skip_values(&p, end, 'u', 1))
                 return count;
-            p += k;
-            for (unsigned f = 0; f < sc.nfields[t]; f++) {
-                if (!(k = d9_get_varint(p, (size_t)(end - p), &v)))
+            for (unsigned f = 0; f < sc->nfields[t]; f++)
+                if (!skip_values(&p, end, sc->kinds[t][f], 1))
                     return count;
-                p += k;
-                if (sc.kinds[t][f] == 'b') {
-                    if (v > (uint64_t)(end - p))
-                        return count;
-                    p += v;
-                }
-            }
             count++;
         }
     }
+}
+
+/* Events in a version 2 raw payload (columnar chunks) per the built-in
+ * schema: the whole chunks before the first malformed one. */
+static uint32_t count_columns(const uint8_t *p, size_t n)
+{
+    const struct d9_schema *sc = builtin();
+    const uint8_t *end = p + n;
+    uint32_t count = 0;
+    for (;;) {
+        uint64_t tid, ev;
+        size_t k = d9_get_varint(p, (size_t)(end - p), &tid);
+        if (!k || tid == 0)
+            return count;
+        p += k;
+        if (!skip_values(&p, end, 'u', 1) || !(k = d9_get_varint(p, (size_t)(end - p), &ev)))
+            return count;
+        p += k;
+        if (ev == 0 || ev > (uint64_t)(end - p))
+            return count;
+        uint32_t per_type[256] = {0};
+        for (uint64_t i = 0; i < ev; i++, p++) {
+            if (!sc->present[*p])
+                return count;
+            per_type[*p]++;
+        }
+        if (!skip_values(&p, end, 'u', ev))
+            return count;
+        for (unsigned t = 1; t < 256; t++)
+            for (unsigned f = 0; per_type[t] && f < sc->nfields[t]; f++)
+                if (!skip_values(&p, end, sc->kinds[t][f], per_type[t]))
+                    return count;
+        count += (uint32_t)ev;
+    }
+}
+
+/* What the writer puts in the block header: the events of the payload. */
+static uint32_t count_raw_events(uint32_t version, const uint8_t *p, size_t n)
+{
+    return version == 1 ? count_rows(p, n) : count_columns(p, n);
 }
 
 #define RAW_CAP (256u << 10)
@@ -368,7 +418,7 @@ static size_t mutate_block(uint8_t *d, size_t size, size_t max, const struct lay
     wr32(nb + 4, (uint32_t)cn);
     /* Mostly the true raw length and event count; sometimes a lie. */
     wr32(nb + 8, (r >> 3) % 16 ? (uint32_t)raw_n : (uint32_t)raw_n + ((r >> 7) % 3) - 1);
-    wr32(nb + 16, (r >> 9) % 8 ? count_raw_events(raw_buf, raw_n) : rd32(h + 16));
+    wr32(nb + 16, (r >> 9) % 8 ? count_raw_events(rd32(d + 8), raw_buf, raw_n) : rd32(h + 16));
     fix_block(nb);
     return splice(d, size, max, l->off[i], l->end[i], nb, D9_BLOCK_HEADER_SIZE + cn);
 }

@@ -146,8 +146,9 @@ for i, l in enumerate(open(sys.argv[1])):
 fi
 
 # ---- (b) The trace directory removed while running -------------------------
-# Segments rotate every 32 KiB, so the agent must create one after the removal.
-DIAL9_MAX_FILE_SIZE=32K d9_start_traced "$D9_TMP/rm" "$FW" 3 20 >"$D9_TMP/b.out" 2>"$D9_TMP/b.err"
+# Segments rotate every 8 KiB (about 10 in the 3 s run: its repeated wakes
+# compress well), so the agent must create one after the removal.
+DIAL9_MAX_FILE_SIZE=8K d9_start_traced "$D9_TMP/rm" "$FW" 3 20 >"$D9_TMP/b.out" 2>"$D9_TMP/b.err"
 exists() { [ -n "$(find "$D9_TMP/rm" -name '*.d9' 2>/dev/null | head -n 1)" ]; }
 wait_for 10 exists || d9_fail "removed dir: nothing recorded before the removal"
 rm -rf "$D9_TMP/rm"

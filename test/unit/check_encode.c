@@ -1,7 +1,9 @@
 /* check_encode.c - agent/encode.c against an independent walker written
- * here from the format description (dial9_format.h): every field of every
- * event type round-trips, no-room leaves a valid payload, blocks decompress
- * with liblz4 and carry valid crcs, headers have magic, length and crc. */
+ * here from the format description (dial9_format.h, version 2: columnar
+ * chunks): every field of every event type round-trips, the chunk bytes
+ * are the documented layout, long runs split into chunks, no-room leaves a
+ * valid payload, blocks decompress with liblz4 and carry valid crcs,
+ * headers have magic, length and crc. */
 #include <lz4frame.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,44 +39,55 @@ static uint64_t var(const uint8_t *p, size_t len, size_t *i)
     return v;
 }
 
-/* Walks a payload; returns the number of events, fills out[] (up to max).
- * Asserts the payload ends exactly after the end marker. */
+/* Reads one field of kind k into d (field f). */
+static void field(const uint8_t *p, size_t len, size_t *i, char k, int f, struct decoded *d)
+{
+    uint64_t v = var(p, len, i);
+    if (k == 'b') {
+        ck_assert_uint_le(v, 16);
+        ck_assert_uint_le(*i + v, len);
+        memcpy(d->name, p + *i, v);
+        *i += v;
+    } else {
+        d->f[f] = k == 's' ? (uint64_t)d9_unzigzag(v) : v;
+    }
+}
+
+/* Walks a version 2 payload; returns the number of events, fills out[]
+ * (up to max). Asserts the payload ends exactly after the end marker. */
 static size_t walk(const uint8_t *p, size_t len, struct decoded *out, size_t max)
 {
-    size_t i = 0, n = 0;
+    size_t i = 0, total = 0;
     for (;;) {
         uint32_t tid = (uint32_t)var(p, len, &i);
         if (!tid)
             break;
-        uint64_t ts = var(p, len, &i);
-        for (;;) {
-            ck_assert_uint_lt(i, len);
-            uint8_t type = p[i++];
-            if (!type)
-                break;
-            struct decoded d = {.tid = tid, .type = type};
-            ts += var(p, len, &i);
-            d.ts = ts;
-            const char *k = kinds_of(type);
-            ck_assert_ptr_nonnull(k);
-            for (int f = 0; k[f]; f++) {
-                uint64_t v = var(p, len, &i);
-                if (k[f] == 'b') {
-                    ck_assert_uint_le(v, 16);
-                    ck_assert_uint_le(i + v, len);
-                    memcpy(d.name, p + i, v);
-                    i += v;
-                } else {
-                    d.f[f] = k[f] == 's' ? (uint64_t)d9_unzigzag(v) : v;
-                }
-            }
-            if (n < max)
-                out[n] = d;
-            n++;
+        uint64_t ts = var(p, len, &i), n = var(p, len, &i);
+        ck_assert_uint_gt(n, 0);
+        ck_assert_uint_le(i + n, len);
+        struct decoded *d = calloc(n, sizeof(*d));
+        ck_assert_ptr_nonnull(d);
+        for (size_t k = 0; k < n; k++) { /* types */
+            d[k] = (struct decoded){.tid = tid, .type = p[i++]};
+            ck_assert_ptr_nonnull(kinds_of(d[k].type));
         }
+        for (size_t k = 0; k < n; k++) /* timestamp deltas */
+            d[k].ts = ts += var(p, len, &i);
+        for (unsigned t = 1; t < 256; t++) { /* per type present, ascending: its field columns */
+            const char *kinds = kinds_of((uint8_t)t);
+            for (int f = 0; kinds && kinds[f]; f++)
+                for (size_t k = 0; k < n; k++)
+                    if (d[k].type == t)
+                        field(p, len, &i, kinds[f], f, &d[k]);
+        }
+        for (size_t k = 0; k < n; k++)
+            if (total + k < max)
+                out[total + k] = d[k];
+        total += n;
+        free(d);
     }
     ck_assert_uint_eq(i, len);
-    return n;
+    return total;
 }
 
 static struct d9_raw_event raw(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
@@ -110,6 +123,11 @@ START_TEST(every_type_round_trips)
         raw(t0 + 1000050, D9_EV_EPOLL_CTL, 1, 5, 9),
         raw(t0 + 1000060, D9_EV_PARK, D9_CALL_NANOSLEEP, 0, 2500000000ll),
         raw(t0 + 3500060, D9_EV_UNPARK, D9_CALL_NANOSLEEP, 0, 0),
+        {.ts = t0 + 3500061, .type = D9_EV_SLOW_SYSCALL, .call = D9_CALL_READ, .x = 12, .len = D9_FD_SOCKET, .b = 123456},
+        {.ts = t0 + 3500062, .type = D9_EV_SLOW_SYSCALL, .call = D9_CALL_GETADDRINFO, .x = -1, .b = 9000000},
+        raw(t0 + 3500063, D9_EV_LOCK_WAIT, D9_CALL_MUTEX_LOCK, 0x5555aaaa0000ull, 77000),
+        raw(t0 + 3500064, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, 31000, 0),
+        raw(t0 + 3500065, D9_EV_PREEMPT, 0, 420000, 0),
         raw(t0 + 3500070, D9_EV_THREAD_EXIT, 0, 0, 0),
     };
     size_t nev = sizeof(evs) / sizeof(evs[0]);
@@ -126,8 +144,8 @@ START_TEST(every_type_round_trips)
     ck_assert_uint_eq(e.first_ts, t0);
     ck_assert_uint_eq(e.last_ts, t0 + 3500070);
 
-    struct decoded d[16];
-    ck_assert_uint_eq(walk(buf, len, d, 16), nev + 1);
+    struct decoded d[32];
+    ck_assert_uint_eq(walk(buf, len, d, 32), nev + 1);
     for (size_t i = 0; i < nev; i++) {
         ck_assert_uint_eq(d[i].tid, 777);
         ck_assert_uint_eq(d[i].type, evs[i].type);
@@ -151,9 +169,82 @@ START_TEST(every_type_round_trips)
     ck_assert_uint_eq(d[7].f[2], 9);
     ck_assert_int_eq((int64_t)d[8].f[2], 2500000000ll);
     ck_assert_int_eq((int64_t)d[9].f[1], 0);
+    ck_assert_uint_eq(d[10].f[0], D9_CALL_READ);
+    ck_assert_int_eq((int64_t)d[10].f[1], 12);
+    ck_assert_uint_eq(d[10].f[2], D9_FD_SOCKET);
+    ck_assert_uint_eq(d[10].f[3], 123456);
+    ck_assert_uint_eq(d[11].f[0], D9_CALL_GETADDRINFO);
+    ck_assert_int_eq((int64_t)d[11].f[1], -1);
+    ck_assert_uint_eq(d[11].f[3], 9000000);
+    ck_assert_uint_eq(d[12].f[0], D9_CALL_MUTEX_LOCK);
+    ck_assert_uint_eq(d[12].f[1], 0x5555aaaa0000ull);
+    ck_assert_uint_eq(d[12].f[2], 77000);
+    ck_assert_uint_eq(d[13].f[0], 31000);
+    ck_assert_uint_eq(d[13].f[1], D9_SCHED_SCHEDSTAT);
+    ck_assert_uint_eq(d[14].f[0], 420000);
+    /* Every type of the vocabulary went through. */
+    uint32_t seen = 0;
+    for (size_t i = 0; i < nev; i++)
+        seen |= 1u << d[i].type;
+    ck_assert_uint_eq(seen, ((1u << D9_EV_TYPE_MAX) - 1) & ~1u);
     ck_assert_uint_eq(d[nev].tid, 1u << 30);
     ck_assert_uint_eq(d[nev].ts, t0 + 1);
     ck_assert_uint_eq(d[nev].f[0], D9_CALL_COND_SIGNAL);
+}
+END_TEST
+
+/* The byte layout of docs/FORMAT.md, spelled out for a small chunk. */
+START_TEST(chunk_layout_is_columnar)
+{
+    uint8_t buf[128];
+    struct d9_enc e;
+    d9_enc_init(&e, buf, sizeof(buf));
+    ck_assert_int_eq(d9_enc_begin_chunk(&e, 300, 1000), 0);
+    struct d9_raw_event evs[] = {
+        raw(1000, D9_EV_PARK, D9_CALL_FUTEX, 0x40, (uint64_t)-1),
+        raw(1005, D9_EV_WAKE, D9_CALL_FUTEX, 0x50, 1),
+        raw(1300, D9_EV_UNPARK, D9_CALL_FUTEX, 0, 0),
+        raw(1302, D9_EV_PARK, D9_CALL_EPOLL_WAIT, 0x41, 7),
+    };
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(d9_enc_event(&e, &evs[i]), 0);
+    static const uint8_t want[] = {
+        0xac, 0x02, 0xe8, 0x07, 4,              /* tid 300, base_ts 1000, 4 events */
+        D9_EV_PARK, D9_EV_WAKE, D9_EV_UNPARK, D9_EV_PARK, /* types */
+        0, 5, 0xa7, 0x02, 2,                     /* ts deltas: 0 5 295 2 */
+        D9_CALL_FUTEX, D9_CALL_EPOLL_WAIT,       /* park: call */
+        0x40, 0x41,                              /* park: target */
+        1, 14,                                   /* park: timeout_ns, zigzag (-1, 7) */
+        D9_CALL_FUTEX, 0,                        /* unpark: call, result */
+        D9_CALL_FUTEX, 0x50, 1,                  /* wake: call, target, count */
+        0,                                       /* block end */
+    };
+    ck_assert_uint_eq(d9_enc_finish(&e), sizeof(want));
+    ck_assert_mem_eq(buf, want, sizeof(want));
+}
+END_TEST
+
+/* A run longer than a chunk holds goes on in chunks of the same thread. */
+START_TEST(long_run_splits_into_chunks)
+{
+    size_t cap = 64 << 10, nev = 3 * D9_ENC_CHUNK_MAX + 5;
+    uint8_t *buf = malloc(cap);
+    struct decoded *d = malloc(nev * sizeof(*d));
+    static struct d9_enc e;
+    d9_enc_init(&e, buf, cap);
+    ck_assert_int_eq(d9_enc_begin_chunk(&e, 42, 10), 0);
+    for (size_t i = 0; i < nev; i++) {
+        struct d9_raw_event ev = raw(10 + i * 3, i % 2 ? D9_EV_WAKE : D9_EV_DROP, D9_CALL_FUTEX, i, i % 5);
+        ck_assert_int_eq(d9_enc_event(&e, &ev), 0);
+    }
+    ck_assert_uint_eq(walk(buf, d9_enc_finish(&e), d, nev), nev);
+    for (size_t i = 0; i < nev; i++) {
+        ck_assert_uint_eq(d[i].tid, 42);
+        ck_assert_uint_eq(d[i].ts, 10 + i * 3);
+        ck_assert_uint_eq(d[i].f[i % 2], i); /* wake: target (field 2); drop: count (field 1) */
+    }
+    free(d);
+    free(buf);
 }
 END_TEST
 
@@ -350,6 +441,8 @@ D9_SUITE(encode)
 {
     TCase *tc = tcase_create("encode");
     tcase_add_test(tc, every_type_round_trips);
+    tcase_add_test(tc, chunk_layout_is_columnar);
+    tcase_add_test(tc, long_run_splits_into_chunks);
     tcase_add_test(tc, backwards_ts_clamped);
     tcase_add_test(tc, no_room_keeps_payload_valid);
     tcase_add_test(tc, event_without_chunk_refused);

@@ -293,10 +293,43 @@ START_TEST(garbage_and_empty)
 }
 END_TEST
 
-/* Hand-made segment: the built-in schema plus type 20 (kinds ub), with an
- * event of type 20 between two parks; or, with no_entry, type 21 which the
- * schema does not describe. */
-static size_t handmade(uint8_t *out, size_t cap, int no_entry)
+/* Hand-made payloads: a park, an event of type 20 (kinds ub, described by
+ * the segment's schema; with no_entry type 21, which it does not describe),
+ * an unpark; ts 1000, 1007, 1012. Return their length. */
+static size_t payload_v1(uint8_t *raw, int no_entry)
+{
+    size_t r = 0;
+    r += d9_put_varint(raw + r, 9);    /* tid */
+    r += d9_put_varint(raw + r, 1000); /* base ts */
+    raw[r++] = D9_EV_PARK, raw[r++] = 0, raw[r++] = D9_CALL_POLL, raw[r++] = 3, raw[r++] = 1;
+    raw[r++] = no_entry ? 21 : 20, raw[r++] = 7;
+    r += d9_put_varint(raw + r, 300); /* u field, 2 bytes */
+    raw[r++] = 3, raw[r++] = 'x', raw[r++] = 'y', raw[r++] = 'z';
+    raw[r++] = D9_EV_UNPARK, raw[r++] = 5, raw[r++] = D9_CALL_POLL, raw[r++] = 2;
+    raw[r++] = 0; /* chunk end */
+    raw[r++] = 0; /* block end */
+    return r;
+}
+
+static size_t payload_v2(uint8_t *raw, int no_entry)
+{
+    size_t r = 0;
+    r += d9_put_varint(raw + r, 9);    /* tid */
+    r += d9_put_varint(raw + r, 1000); /* base ts */
+    raw[r++] = 3;                      /* events */
+    raw[r++] = D9_EV_PARK, raw[r++] = no_entry ? 21 : 20, raw[r++] = D9_EV_UNPARK;
+    raw[r++] = 0, raw[r++] = 7, raw[r++] = 5;         /* ts deltas */
+    raw[r++] = D9_CALL_POLL, raw[r++] = 3, raw[r++] = 1; /* park: call, target, timeout -1 */
+    raw[r++] = D9_CALL_POLL, raw[r++] = 2;               /* unpark: call, result 1 */
+    r += d9_put_varint(raw + r, 300);                    /* type 20: u field, 2 bytes */
+    raw[r++] = 3, raw[r++] = 'x', raw[r++] = 'y', raw[r++] = 'z'; /* and its b field */
+    raw[r++] = 0; /* block end */
+    return r;
+}
+
+/* A hand-made segment of the given version: the built-in schema plus
+ * type 20 (kinds ub), then one block of raw[0..rlen) said to hold 3 events. */
+static size_t handmade_seg(uint8_t *out, size_t cap, uint32_t version, uint8_t *raw, size_t rlen)
 {
     uint8_t tlv[256];
     size_t n = 0;
@@ -321,26 +354,22 @@ static size_t handmade(uint8_t *out, size_t cap, int no_entry)
 
     size_t o = 0;
     memcpy(out, D9_SEG_MAGIC, 8), o += 8;
-    uint32_t v = D9_FORMAT_VERSION, hl = (uint32_t)n;
-    memcpy(out + o, &v, 4), o += 4;
+    uint32_t hl = (uint32_t)n;
+    memcpy(out + o, &version, 4), o += 4;
     memcpy(out + o, &hl, 4), o += 4;
     memcpy(out + o, tlv, n), o += n;
 
-    uint8_t raw[64];
-    size_t r = 0;
-    r += d9_put_varint(raw + r, 9);    /* tid */
-    r += d9_put_varint(raw + r, 1000); /* base ts */
-    raw[r++] = D9_EV_PARK, raw[r++] = 0, raw[r++] = D9_CALL_POLL, raw[r++] = 3, raw[r++] = 1;
-    raw[r++] = no_entry ? 21 : 20, raw[r++] = 5;
-    r += d9_put_varint(raw + r, 300); /* u field, 2 bytes */
-    raw[r++] = 3, raw[r++] = 'x', raw[r++] = 'y', raw[r++] = 'z';
-    raw[r++] = D9_EV_UNPARK, raw[r++] = 7, raw[r++] = D9_CALL_POLL, raw[r++] = 2;
-    raw[r++] = 0; /* chunk end */
-    raw[r++] = 0; /* block end */
-    struct d9_enc e = {.buf = raw, .cap = sizeof(raw), .len = r, .events = 3, .first_ts = 1000, .last_ts = 1012};
+    struct d9_enc e = {.buf = raw, .cap = rlen, .len = rlen, .events = 3, .first_ts = 1000, .last_ts = 1012};
     size_t b = d9_block_build(&e, out + o, cap - o);
     ck_assert_uint_gt(b, 0);
     return o + b;
+}
+
+static size_t handmade(uint8_t *out, size_t cap, uint32_t version, int no_entry)
+{
+    uint8_t raw[64];
+    size_t r = version == 1 ? payload_v1(raw, no_entry) : payload_v2(raw, no_entry);
+    return handmade_seg(out, cap, version, raw, r);
 }
 
 START_TEST(unknown_type_skipped)
@@ -348,26 +377,88 @@ START_TEST(unknown_type_skipped)
     static uint8_t buf[4096];
     struct d9_seg seg;
     static struct sink k;
-    size_t len = handmade(buf, sizeof(buf), 0);
-    ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
-    ck_assert_int_eq(seg.status, D9_SEG_OK);
-    ck_assert_uint_eq(seg.pid, 77);
-    ck_assert_uint_eq(k.n, 3);
-    ck_assert_uint_eq(k.ev[1].type, 20);
-    ck_assert_uint_eq(k.ev[1].f[0], 300);
-    ck_assert_uint_eq(k.ev[1].name_len, 3);
-    ck_assert_uint_eq(k.ev[2].type, D9_EV_UNPARK);
-    ck_assert_uint_eq(k.ev[2].ts, 1012);
-    ck_assert_int_eq((int64_t)k.ev[2].f[1], 1);
-    d9_seg_free(&seg);
+    for (uint32_t version = 1; version <= 2; version++) { /* version 1: older traces still read */
+        size_t len = handmade(buf, sizeof(buf), version, 0);
+        ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
+        ck_assert_int_eq(seg.status, D9_SEG_OK);
+        ck_assert_uint_eq(seg.version, version);
+        ck_assert_uint_eq(seg.pid, 77);
+        ck_assert_uint_eq(k.n, 3);
+        ck_assert_uint_eq(k.ev[0].type, D9_EV_PARK);
+        ck_assert_uint_eq(k.ev[0].f[1], 3);
+        ck_assert_int_eq((int64_t)k.ev[0].f[2], -1);
+        ck_assert_uint_eq(k.ev[1].type, 20);
+        ck_assert_uint_eq(k.ev[1].ts, 1007);
+        ck_assert_uint_eq(k.ev[1].f[0], 300);
+        ck_assert_uint_eq(k.ev[1].name_len, 3);
+        ck_assert_mem_eq(k.ev[1].name, "xyz", 3);
+        ck_assert_uint_eq(k.ev[2].type, D9_EV_UNPARK);
+        ck_assert_uint_eq(k.ev[2].ts, 1012);
+        ck_assert_int_eq((int64_t)k.ev[2].f[1], 1);
+        d9_seg_free(&seg);
 
-    len = handmade(buf, sizeof(buf), 1); /* no schema entry: rest of the block unreadable */
-    ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
-    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
-    ck_assert_uint_eq(seg.blocks, 0);
-    ck_assert_uint_eq(k.n, 1);
-    ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "type 21 not in the schema"));
+        len = handmade(buf, sizeof(buf), version, 1); /* no schema entry: rest of the block unreadable */
+        ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
+        ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+        ck_assert_uint_eq(seg.blocks, 0);
+        ck_assert_uint_eq(k.n, version == 1 ? 1 : 0); /* version 2: a bad chunk delivers nothing */
+        ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "type 21 not in the schema"));
+        d9_seg_free(&seg);
+    }
+    uint8_t v3[8] = {0};
+    ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 3, v3, 1), &seg, NULL), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_INVALID); /* a newer format: refused, not misread */
     d9_seg_free(&seg);
+}
+END_TEST
+
+/* Version 2 chunks with a bad count, cut columns or any garbled byte: a
+ * damaged block, none of the bad chunk's events, never a crash (ASan). */
+START_TEST(garbled_columns_damaged)
+{
+    static uint8_t buf[4096];
+    static struct sink k;
+    struct d9_seg seg;
+    uint8_t good[64], raw[64];
+    size_t n = payload_v2(good, 0);
+    static const struct {
+        uint8_t count;
+        const char *reason;
+    } counts[] = {{0, "bad event count"}, {200, "bad event count"}, {4, "not in the schema"}};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        memcpy(raw, good, n);
+        raw[3] = counts[i].count; /* after tid (1 byte) and base ts (2) */
+        ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, n), &seg, &k), 0);
+        ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+        ck_assert_uint_eq(seg.blocks, 0);
+        ck_assert_uint_eq(seg.events, 0);
+        ck_assert_uint_eq(k.n, 0);
+        ck_assert_msg(strstr(seg.problems[0].reason, counts[i].reason), "count %u: %s", counts[i].count,
+                      seg.problems[0].reason);
+        d9_seg_free(&seg);
+    }
+    for (size_t cut = 0; cut < n; cut++) { /* cut anywhere: columns end early */
+        memcpy(raw, good, cut);
+        ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, cut), &seg, &k), 0);
+        ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+        ck_assert_uint_eq(k.n, cut == n - 1 ? 3 : 0); /* only the end marker missing: the chunk is whole */
+        ck_assert_uint_eq(seg.events, k.n);
+        if (cut >= 7 && cut < n - 1) /* past the header and the types */
+            ck_assert_msg(strstr(seg.problems[0].reason, "cut short"), "cut %zu: %s", cut, seg.problems[0].reason);
+        d9_seg_free(&seg);
+    }
+    for (size_t at = 0; at < n; at++) { /* every value of every byte */
+        for (unsigned v = 0; v < 256; v++) {
+            memcpy(raw, good, n);
+            raw[at] = (uint8_t)v;
+            ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, n), &seg, &k), 0);
+            ck_assert_uint_le(k.n, 3);
+            ck_assert_uint_eq(seg.events, k.n);
+            if (seg.status == D9_SEG_OK)
+                ck_assert_uint_eq(k.n, 3);
+            d9_seg_free(&seg);
+        }
+    }
 }
 END_TEST
 
@@ -471,6 +562,7 @@ D9_SUITE(reader)
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, garbage_and_empty);
     tcase_add_test(tc, unknown_type_skipped);
+    tcase_add_test(tc, garbled_columns_damaged);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
