@@ -1,6 +1,7 @@
 /* stream.c - the time-ordered merge of every input (see stream.h): the
- * public calls, passes and progress. Opening is stream_index.c, the merge
- * thread stream_merge.c, block decoding stream_block.c. */
+ * public calls, passes and progress. Opening is stream_index.c, decoding
+ * a block stream_block.c, the decode-ahead thread stream_ahead.c, the
+ * merge stream_merge.c. */
 #include "stream.h"
 
 #include <stdio.h>
@@ -81,7 +82,7 @@ static int by_offset(const void *x, const void *y)
 /* The pass is over: damage found while decoding (first pass) is reported. */
 static void end_pass(struct d9_stream *s)
 {
-    d9s_merge_stop(s);
+    d9s_ahead_stop(s);
     if (s->pass == 0)
         for (size_t i = 0; i < s->nf; i++) {
             struct sfile *f = &s->f[i];
@@ -94,54 +95,57 @@ static void end_pass(struct d9_stream *s)
             }
         }
     s->pass++;
+    s->next = 0;
 }
 
-/* Hands the current batch back to the merge thread. */
-static void drop_batch(struct d9_stream *s)
+/* Takes the next decoded block: its runs join the merge, its thread names
+ * the model (as the merge point reaches the block). */
+static int take(struct d9_stream *s)
 {
-    if (s->cur)
-        d9s_batch_release(s, s->cur);
-    s->cur = NULL;
+    if (!s->running && d9s_ahead_start(s) < 0)
+        return -1;
+    struct dblock *d = d9s_ahead_take(s);
+    s->next++;
+    if (!d)
+        return -1;
+    for (size_t i = 0; d->names && i < d->n; i++)
+        if (d->ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->ev[i]) < 0)
+            return -1;
+    if (!d->n) {
+        d9s_block_put(s, d);
+        return 0;
+    }
+    return d9s_merge_add(s, d);
 }
 
 int d9_stream_next(struct d9_stream *s, const struct d9_event **ev)
 {
-    for (;;) {
-        struct batch *b = s->cur;
-        if (b && s->pos < b->n) {
-            *ev = b->ev[s->pos++];
-            return 1;
-        }
-        if (b) {
-            int end = b->end, err = b->err;
-            drop_batch(s);
-            if (err)
-                return -1;
-            if (end) {
-                end_pass(s);
-                return 0;
-            }
-        }
-        if (!s->nb) {
-            end_pass(s);
-            return 0;
-        }
-        if (!s->running && d9s_merge_start(s) < 0)
-            return -1;
-        b = s->cur = d9s_batch_take(s);
-        s->pos = 0;
-        for (size_t i = 0; b->names && i < b->names->n; i++)
-            if (b->names->ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &b->names->ev[i]) < 0)
-                return -1;
+    if (s->done) {
+        d9s_block_put(s, s->done);
+        s->done = NULL;
     }
+    while (s->next < s->nb && (!s->nheap || s->b[s->next].ref.first_ts <= s->heap[0].ts))
+        if (take(s) < 0)
+            return -1;
+    if (!s->nheap) {
+        end_pass(s);
+        return 0;
+    }
+    *ev = d9s_merge_pop(s);
+    return 1;
+}
+
+static void drop_pass(struct d9_stream *s)
+{
+    d9s_ahead_stop(s);
+    d9s_merge_drop(s);
 }
 
 void d9_stream_stop(struct d9_stream *s)
 {
-    if (!s->running)
+    if (s->next == 0 && !s->nheap && !s->done && !s->running)
         return; /* between passes */
-    drop_batch(s);
-    d9s_merge_stop(s);
+    drop_pass(s);
     s->bytes_done = s->bytes_total * (uint64_t)(s->pass + 1); /* the pass counts as done */
     end_pass(s);
 }
@@ -150,8 +154,7 @@ void d9_stream_close(struct d9_stream *s)
 {
     if (!s)
         return;
-    drop_batch(s);
-    d9s_merge_stop(s);
+    drop_pass(s);
     progress_clear(s);
     while (s->npool)
         d9s_block_free(s->pool[--s->npool]);
@@ -161,14 +164,13 @@ void d9_stream_close(struct d9_stream *s)
         free(s->f[i].path);
         d9_seg_free(&s->f[i].seg);
     }
-    for (size_t i = 0; i < NBATCH; i++)
-        free(s->ring[i].done);
     d9_inflater_free(s->z);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->cv);
     free(s->f);
     free(s->b);
+    free(s->heap);
     free(s->buf);
     free(s);
 }

@@ -1,10 +1,11 @@
 /* stream_int.h - the parts of a d9_stream (stream.h), shared by its files:
  * stream.c (the public calls, passes, progress), stream_index.c (opening:
  * headers and the block index), stream_block.c (reading and decoding one
- * block) and stream_merge.c (the merge thread). Threads: during a pass the
- * merge thread decodes blocks and merges their events into batches of
- * event pointers; the caller's thread takes the batches in order and hands
- * the events out one at a time. */
+ * block), stream_ahead.c (a second thread decoding blocks ahead) and
+ * stream_merge.c (the heap merge, on the caller's thread). The split of the
+ * work between the two threads is by measure: decoding a block (inflate,
+ * parse, copy out) costs about as much per event as merging plus a summary's
+ * analysis. */
 #ifndef DIAL9_DECODER_STREAM_INT_H
 #define DIAL9_DECODER_STREAM_INT_H
 
@@ -15,9 +16,8 @@
 
 #include "stream.h"
 
-#define POOL 8      /* decoded blocks kept for reuse: no page faults per block */
-#define NBATCH 16    /* batches in the ring: the merge thread is at most 3 ahead */
-#define BATCH 4096  /* events per batch: one handoff per BATCH events */
+#define POOL 8  /* decoded blocks kept for reuse: no page faults per block */
+#define QUEUE 2 /* decoded blocks the decode-ahead thread may be ahead of the merge */
 
 struct sfile {
     char *path;
@@ -49,15 +49,15 @@ struct dblock {
     uint64_t order; /* input order of the block: file, slot */
 };
 
-/* Merged events handed from the merge thread to the caller's thread. */
-struct batch {
-    const struct d9_event *ev[BATCH];
-    size_t n;
-    struct dblock *names; /* its THREAD_NAME events are noted before ev[0] */
-    struct dblock **done; /* blocks whose last event is in ev[]: recycled after it */
-    size_t ndone, done_cap;
-    uint8_t end; /* the pass ends after ev[] */
-    uint8_t err; /* out of memory: the pass fails after ev[] */
+/* A run of one block: one thread's events in ts order. Its next event's
+ * sort key is held here, read from the block's keys: the merge compares
+ * without touching the events. */
+struct run {
+    uint64_t ts, who; /* of *ev */
+    uint64_t order;   /* input order: file, block slot, chunk */
+    const struct d9_event *ev, *end;
+    const struct dkey *key; /* of *ev */
+    struct dblock *blk;
 };
 
 struct d9_stream {
@@ -75,17 +75,18 @@ struct d9_stream {
     pthread_mutex_t pool_mu;
     struct dblock *pool[POOL];
     size_t npool;
-    /* The batch ring of the pass: batch i is ring[i % NBATCH]; mu guards
-     * filled, released and quit. */
+    /* The merge, on the caller's thread. */
+    struct run *heap;
+    size_t nheap, heap_cap;
+    size_t next;         /* the first block of the pass not taken yet */
+    struct dblock *done; /* recycled on the next call: its last event is out */
+    /* The decode-ahead thread of the pass; mu guards q, qhead, nq, quit. */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct batch ring[NBATCH];
-    uint64_t filled, released; /* batches published by the merge thread / recycled by the caller */
-    uint64_t taken;            /* batches taken by the caller */
+    struct dblock *q[QUEUE];
+    size_t qhead, nq;
     int quit, running;
-    struct batch *cur; /* the batch being handed out, NULL: none */
-    size_t pos;
     /* progress */
     uint64_t bytes_total, bytes_done;
     struct timespec start, shown;
@@ -104,13 +105,18 @@ void d9s_block_free(struct dblock *d);
 /* Reads and decodes s->b[k] into d (d->n 0: nothing usable). 0, -1 out of memory. */
 int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d);
 
-/* stream_merge.c: starts the merge thread of a pass; stops it (batches not
- * handed out are dropped, their blocks recycled). */
-int d9s_merge_start(struct d9_stream *s);
-void d9s_merge_stop(struct d9_stream *s);
-/* The next filled batch (waits for it); releases it when done. */
-struct batch *d9s_batch_take(struct d9_stream *s);
-void d9s_batch_release(struct d9_stream *s, struct batch *b);
+/* stream_ahead.c: the decode-ahead thread of a pass: start, stop (blocks
+ * decoded but not taken are recycled), and the next decoded block in index
+ * order (waits for it; NULL out of memory). */
+int d9s_ahead_start(struct d9_stream *s);
+void d9s_ahead_stop(struct d9_stream *s);
+struct dblock *d9s_ahead_take(struct d9_stream *s);
+
+/* stream_merge.c: d's runs join the merge (0, -1 out of memory); the next
+ * event in time order (the heap must not be empty); drops the runs left. */
+int d9s_merge_add(struct d9_stream *s, struct dblock *d);
+const struct d9_event *d9s_merge_pop(struct d9_stream *s);
+void d9s_merge_drop(struct d9_stream *s);
 
 /* stream.c: progress on stderr (from the merge thread too). */
 void d9s_progress(struct d9_stream *s);
