@@ -496,11 +496,16 @@ int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev
 {
     if (e->nfields < 3)
         return 0;
+    uint32_t keys[D9_WAKE_EPFDS];
+    unsigned nkeys = wake_keys(mt, e, keys);
+    if (!nkeys) /* no key: no recent unpark to take, nobody parked (most wakes, e.g. a signal without waiter) */
+        return 0;
     struct pwake w = {.w = {.ts = e->ts, .target = e->f[F_TARGET], .ev = ev, .pid = e->pid, .waker_tid = e->tid,
                             .call = (uint8_t)e->f[F_CALL]}};
     uint64_t call = e->f[F_CALL], count = e->f[F_COUNT];
     w.left = call == D9_CALL_COND_BROADCAST ? UINT64_MAX : call == D9_CALL_FUTEX ? (count ? count : 1) : 1;
-    w.nkeys = (uint8_t)wake_keys(mt, e, w.keys);
+    w.nkeys = (uint8_t)nkeys;
+    memcpy(w.keys, keys, nkeys * sizeof(keys[0]));
     int rc = take_recent(mt, &w, e);
     size_t parked = 0;
     for (unsigned j = 0; j < w.nkeys; j++)

@@ -69,10 +69,10 @@ const struct d9_event *d9s_merge_pop(struct d9_stream *s)
             return e;
         x = h[s->nheap];
     } else {
-        /* The run's next event goes out once the other runs have had their
-         * turn: fetched now, it is in cache by then. */
-        __builtin_prefetch(x.ev);
-        __builtin_prefetch((const char *)x.ev + 63);
+        /* The run's events go out one per round of the runs: fetched two
+         * rounds ahead, an event is in cache when it goes out. */
+        __builtin_prefetch(x.ev + 2);
+        __builtin_prefetch((const char *)(x.ev + 2) + 63);
         x.key++;
         x.ts = x.key->ts;
         x.who = x.key->who;
