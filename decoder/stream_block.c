@@ -1,6 +1,6 @@
 /* stream_block.c - one indexed block read (pread) and decoded into a
- * dblock: its events in file order, cut in runs of one thread in ts order
- * (what the merge needs). Decoded blocks are recycled through a small pool
+ * dblock: its events in file order with their merge keys, cut in runs of
+ * one thread in ts order (what the merge needs). Decoded blocks are recycled through a small pool
  * so their arrays are reused rather than faulted in per block. */
 #include <errno.h>
 #include <stddef.h>
