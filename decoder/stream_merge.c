@@ -5,35 +5,6 @@
 #include "stream_int.h"
 #include "vec.h"
 
-static inline int run_less(const struct run *a, const struct run *b)
-{
-    if (a->ts != b->ts)
-        return a->ts < b->ts;
-    if (a->who != b->who)
-        return a->who < b->who;
-    return a->order < b->order;
-}
-
-/* Puts x at the root of h[0..n) and sifts it down. x is passed by value,
- * not re-read from h[0]: reading back a just-written run stalls on store
- * forwarding, which was most of the merge's cost. */
-static inline void sift_down(struct run *h, size_t n, struct run x)
-{
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && run_less(&h[c + 1], &h[c]))
-            c++;
-        if (!run_less(&h[c], &x))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-}
-
 static int heap_push(struct d9_stream *s, struct run r)
 {
     if (d9_grow((void **)&s->heap, &s->heap_cap, s->nheap, sizeof(*s->heap)) < 0)
@@ -56,29 +27,6 @@ int d9s_merge_add(struct d9_stream *s, struct dblock *d)
         d->live++;
     }
     return 0;
-}
-
-const struct d9_event *d9s_merge_pop(struct d9_stream *s)
-{
-    struct run *h = s->heap, x = h[0];
-    const struct d9_event *e = x.ev++;
-    if (x.ev == x.end) {
-        if (--x.blk->live == 0)
-            s->done = x.blk;
-        if (--s->nheap == 0)
-            return e;
-        x = h[s->nheap];
-    } else {
-        /* The run's events go out one per round of the runs: fetched two
-         * rounds ahead, an event is in cache when it goes out. */
-        __builtin_prefetch(x.ev + 2);
-        __builtin_prefetch((const char *)(x.ev + 2) + 63);
-        x.key++;
-        x.ts = x.key->ts;
-        x.who = x.key->who;
-    }
-    sift_down(h, s->nheap, x);
-    return e;
 }
 
 void d9s_merge_drop(struct d9_stream *s)
