@@ -22,11 +22,10 @@ static int collect(void *ctx, const struct d9_event *ev)
             return -1;
         d->run[d->nrun++] = d->n;
     }
-    /* The name bytes only when it has some (the reader's are stale otherwise). */
     d->key[d->n] = (struct dkey){ev->ts, (uint64_t)ev->pid << 32 | ev->tid};
     struct d9_event *e = &d->ev[d->n++];
     memcpy(e, ev, offsetof(struct d9_event, name));
-    if (ev->name_len)
+    if (ev->name_len) /* the name bytes only when it has some (the reader's are stale otherwise) */
         memcpy(e->name, ev->name, sizeof(e->name));
     d->names += ev->type == D9_EV_THREAD_NAME;
     return 0;
