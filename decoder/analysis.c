@@ -6,6 +6,7 @@
  * address and the matcher's state; nothing per event. */
 #include "analysis.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,10 @@ static int hold_wake(struct ctx *c, const struct d9_event *e)
 {
     if (d9_grow((void **)&c->held, &c->held_cap, c->nheld, sizeof(*c->held)) < 0)
         return -1;
-    c->held[c->nheld++] = (struct held){*e, c->pos};
+    struct held *h = &c->held[c->nheld++];
+    memcpy(&h->e, e, offsetof(struct d9_event, name)); /* most events are wakes: the name is not needed */
+    h->e.name_len = 0;
+    h->pos = c->pos;
     return 0;
 }
 

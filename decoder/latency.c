@@ -79,6 +79,7 @@ struct d9_matcher {
     size_t nfree_keys, free_keys_cap;
     uint32_t *slot; /* hash table: key index + 1, 0 empty */
     size_t slots, used;
+    size_t ncls[3]; /* keys in use per class: a wake skips the lookup when none can match */
     struct pwake *wk;
     size_t nwk, wk_cap;
     uint32_t *free_wk;
@@ -146,7 +147,7 @@ static size_t probe(const struct d9_matcher *mt, uint32_t pid, uint8_t cls, uint
 
 static long key_find(const struct d9_matcher *mt, uint32_t pid, uint8_t cls, uint64_t target)
 {
-    if (!mt->slots)
+    if (!mt->ncls[cls])
         return -1;
     size_t i = probe(mt, pid, cls, target);
     return mt->slot[i] ? (long)mt->slot[i] - 1 : -1;
@@ -191,6 +192,7 @@ static long key_get(struct d9_matcher *mt, uint32_t pid, uint8_t cls, uint64_t t
     kk->target = target;
     mt->slot[probe(mt, pid, cls, target)] = idx + 1;
     mt->used++;
+    mt->ncls[cls]++;
     return idx;
 }
 
@@ -216,6 +218,7 @@ static void key_gc(struct d9_matcher *mt, uint32_t idx)
     }
     mt->slot[i] = 0;
     mt->used--;
+    mt->ncls[k->cls]--;
     free(k->parked);
     free(k->rec);
     free(k->pend);
@@ -493,11 +496,16 @@ int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev
 {
     if (e->nfields < 3)
         return 0;
+    uint32_t keys[D9_WAKE_EPFDS];
+    unsigned nkeys = wake_keys(mt, e, keys);
+    if (!nkeys) /* no key: no recent unpark to take, nobody parked (most wakes, e.g. a signal without waiter) */
+        return 0;
     struct pwake w = {.w = {.ts = e->ts, .target = e->f[F_TARGET], .ev = ev, .pid = e->pid, .waker_tid = e->tid,
                             .call = (uint8_t)e->f[F_CALL]}};
     uint64_t call = e->f[F_CALL], count = e->f[F_COUNT];
     w.left = call == D9_CALL_COND_BROADCAST ? UINT64_MAX : call == D9_CALL_FUTEX ? (count ? count : 1) : 1;
-    w.nkeys = (uint8_t)wake_keys(mt, e, w.keys);
+    w.nkeys = (uint8_t)nkeys;
+    memcpy(w.keys, keys, nkeys * sizeof(keys[0]));
     int rc = take_recent(mt, &w, e);
     size_t parked = 0;
     for (unsigned j = 0; j < w.nkeys; j++)

@@ -1,0 +1,122 @@
+/* stream_block.c - one indexed block read (pread) and decoded into a
+ * dblock: its events in file order with their merge keys, cut in runs of
+ * one thread in ts order (what the merge needs). Decoded blocks are recycled through a small pool
+ * so their arrays are reused rather than faulted in per block. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream_int.h"
+#include "vec.h"
+
+static int collect(void *ctx, const struct d9_event *ev)
+{
+    struct dblock *d = ctx;
+    if ((d->n == d->cap && d9_grow((void **)&d->ev, &d->cap, d->n, sizeof(*d->ev)) < 0) ||
+        (d->n == d->key_cap && d9_grow((void **)&d->key, &d->key_cap, d->n, sizeof(*d->key)) < 0))
+        return -1;
+    if (!d->n || ev->tid != (uint32_t)d->key[d->n - 1].who || ev->ts < d->key[d->n - 1].ts) {
+        if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
+            return -1;
+        d->run[d->nrun++] = d->n;
+    }
+    d->key[d->n] = (struct dkey){ev->ts, (uint64_t)ev->pid << 32 | ev->tid};
+    struct d9_event *e = &d->ev[d->n++];
+    memcpy(e, ev, offsetof(struct d9_event, name));
+    if (ev->name_len) /* the name bytes only when it has some (the reader's are stale otherwise) */
+        memcpy(e->name, ev->name, sizeof(e->name));
+    d->names += ev->type == D9_EV_THREAD_NAME;
+    return 0;
+}
+
+void d9s_block_free(struct dblock *d)
+{
+    if (!d)
+        return;
+    free(d->ev);
+    free(d->key);
+    free(d->run);
+    free(d);
+}
+
+struct dblock *d9s_block_get(struct d9_stream *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    struct dblock *d = s->npool ? s->pool[--s->npool] : NULL;
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!d)
+        d = calloc(1, sizeof(*d));
+    if (d)
+        d->n = d->nrun = d->live = d->names = 0;
+    return d;
+}
+
+void d9s_block_put(struct d9_stream *s, struct dblock *d)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&s->pool_mu);
+    int keep = s->npool < POOL;
+    if (keep)
+        s->pool[s->npool++] = d;
+    pthread_mutex_unlock(&s->pool_mu);
+    if (!keep)
+        d9s_block_free(d);
+}
+
+/* On the first pass damage goes to the file's report; later passes decode
+ * quietly. */
+int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d)
+{
+    const struct sblock *b = &s->b[k];
+    struct sfile *f = &s->f[b->file];
+    size_t n = b->ref.payload_len;
+    s->bytes_done += n;
+    d9s_progress(s);
+    if (s->buf_cap < n + 1) {
+        uint8_t *p = realloc(s->buf, n + 1);
+        if (!p)
+            return -1;
+        s->buf = p;
+        s->buf_cap = n + 1;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(f->fd, s->buf + got, n - got, (off_t)(b->ref.off + D9_BLOCK_HEADER_SIZE + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    struct d9_seg quiet, *seg = &f->seg;
+    if (s->pass > 0) {
+        quiet = f->seg; /* shallow: only counts and problems change */
+        seg = &quiet;
+    }
+    /* The header's count, when believable (an event takes at least 2 raw
+     * bytes): one allocation. A lie only means growing as it decodes. */
+    if (d->cap < b->ref.events && b->ref.events <= b->ref.raw_len / 2) {
+        struct d9_event *ev = realloc(d->ev, b->ref.events * sizeof(*ev));
+        if (ev) {
+            d->ev = ev;
+            d->cap = b->ref.events;
+        }
+    }
+    if (d->key_cap < d->cap) {
+        struct dkey *key = realloc(d->key, d->cap * sizeof(*key));
+        if (key) {
+            d->key = key;
+            d->key_cap = d->cap;
+        }
+    }
+    d->order = (uint64_t)b->file << 40 | (uint64_t)(b->ref.index & 0xffffff) << 16;
+    if (got < n || d9_crc32c(0, s->buf, n) != b->ref.crc) { /* changed since it was indexed */
+        d9_seg_block_lost(seg, &b->ref, got < n ? "block unreadable" : "payload changed since it was indexed");
+        return 0;
+    }
+    int rc = d9_decode_block(seg, s->z, &b->ref, s->buf, collect, d);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,103 @@
+/* stream_index.c - opening a stream's inputs: each segment's header goes to
+ * the model, its verified blocks to the index (scan of block headers and
+ * payload crcs, resync on damage; the file's pages are dropped as the scan
+ * passes), then the index is sorted by first_ts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "model.h"
+#include "report.h"
+#include "stream_int.h"
+#include "vec.h"
+
+struct index_ctx {
+    struct d9_stream *s;
+    uint32_t file;
+    const uint8_t *base;
+};
+
+static int index_block(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
+{
+    struct index_ctx *c = ctx;
+    struct d9_stream *s = c->s;
+    (void)payload;
+    if (d9_grow((void **)&s->b, &s->b_cap, s->nb, sizeof(*s->b)) < 0)
+        return -1;
+    s->b[s->nb++] = (struct sblock){*b, c->file};
+    s->bytes_total += b->payload_len;
+    d9_drop_pages(c->base, (size_t)b->off); /* what the scan passed */
+    return 0;
+}
+
+void d9s_report(struct d9_stream *s, struct sfile *f)
+{
+    f->reported = 1;
+    (*s->bad)++;
+    fputs("dial9-decode: ", stderr);
+    d9_report_segment(stderr, f->path, &f->seg, 0);
+}
+
+static int open_file(struct d9_stream *s, const char *path)
+{
+    const uint8_t *buf;
+    size_t len;
+    if (d9_map_file(path, &buf, &len) < 0) {
+        int err = errno;
+        fprintf(stderr, "dial9-decode: %s: %s\n", path, strerror(err));
+        (*s->bad)++;
+        return err == ENOMEM ? -1 : 0;
+    }
+    struct sfile *f = &s->f[s->nf];
+    memset(f, 0, sizeof(*f));
+    f->fd = -1;
+    struct index_ctx c = {s, (uint32_t)s->nf, buf};
+    int rc = d9_scan_segment(buf, len, &f->seg, index_block, &c);
+    d9_unmap_file(buf, len);
+    if (rc == 0 && !(f->path = strdup(path)))
+        rc = -1;
+    if (rc == 0 && f->seg.status != D9_SEG_INVALID) {
+        rc = d9_model_add_header(s->m, &f->seg);
+        if (rc == 0 && (f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "dial9-decode: %s: %s\n", path, strerror(errno));
+            (*s->bad)++;
+            f->reported = 1;
+            while (s->nb && s->b[s->nb - 1].file == s->nf) /* nothing of it can be read */
+                s->bytes_total -= s->b[--s->nb].ref.payload_len;
+        }
+    }
+    s->nf++;
+    if (rc == 0 && f->seg.status != D9_SEG_OK && !f->reported)
+        d9s_report(s, f);
+    return rc;
+}
+
+static int by_first_ts(const void *x, const void *y)
+{
+    const struct sblock *a = x, *b = y;
+    if (a->ref.first_ts != b->ref.first_ts)
+        return a->ref.first_ts < b->ref.first_ts ? -1 : 1;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    return (a->ref.off > b->ref.off) - (a->ref.off < b->ref.off);
+}
+
+int d9s_index(struct d9_stream *s, char *const *paths, int npaths)
+{
+    char **files = NULL;
+    size_t n = 0;
+    if (d9_list_files(paths, npaths, &files, &n, s->bad) < 0)
+        return -1;
+    s->f = calloc(n ? n : 1, sizeof(*s->f));
+    int rc = s->f ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = open_file(s, files[i]);
+    d9_free_files(files, n);
+    if (rc == 0 && s->nb)
+        qsort(s->b, s->nb, sizeof(*s->b), by_first_ts);
+    return rc;
+}

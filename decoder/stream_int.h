@@ -1,0 +1,177 @@
+/* stream_int.h - the parts of a d9_stream (stream.h), shared by its files:
+ * stream.c (the public calls, passes, progress), stream_index.c (opening:
+ * headers and the block index), stream_block.c (reading and decoding one
+ * block), stream_ahead.c (a second thread decoding blocks ahead) and
+ * stream_merge.c (the heap merge, on the caller's thread). The split of the
+ * work between the two threads is by measure: decoding a block (inflate,
+ * parse, copy out) costs about as much per event as merging plus a summary's
+ * analysis. */
+#ifndef DIAL9_DECODER_STREAM_INT_H
+#define DIAL9_DECODER_STREAM_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "stream.h"
+
+#define POOL 8  /* decoded blocks kept for reuse: no page faults per block */
+#define QUEUE 2 /* decoded blocks the decode-ahead thread may be ahead of the merge */
+
+struct sfile {
+    char *path;
+    int fd;
+    uint8_t reported; /* its stderr line was written */
+    struct d9_seg seg;
+};
+
+struct sblock {
+    struct d9_block_ref ref;
+    uint32_t file;
+};
+
+/* An event's merge key, kept apart from the events so the merge reads 16
+ * bytes per event, not the event's 80 (memory traffic is the cost). */
+struct dkey {
+    uint64_t ts, who; /* who: pid << 32 | tid */
+};
+
+/* A decoded block: its events in file order, cut in runs (chunks). */
+struct dblock {
+    struct d9_event *ev;
+    struct dkey *key; /* key[i]: of ev[i] */
+    size_t n, cap, key_cap;
+    size_t *run; /* run starts */
+    size_t nrun, run_cap;
+    size_t live;    /* runs not yet merged out */
+    size_t names;   /* THREAD_NAME events in it */
+    uint64_t order; /* input order of the block: file, slot */
+};
+
+/* A run of one block: one thread's events in ts order. Its next event's
+ * sort key is held here, read from the block's keys: the merge compares
+ * without touching the events. */
+struct run {
+    uint64_t ts, who; /* of *ev */
+    uint64_t order;   /* input order: file, block slot, chunk */
+    const struct d9_event *ev, *end;
+    const struct dkey *key; /* of *ev */
+    struct dblock *blk;
+};
+
+struct d9_stream {
+    struct d9_model *m;
+    int *bad;
+    struct sfile *f;
+    size_t nf;
+    struct sblock *b; /* the block index, in first_ts order */
+    size_t nb, b_cap;
+    struct d9_inflater *z;
+    uint8_t *buf;
+    size_t buf_cap;
+    int pass, passes;
+    /* Recycled blocks (their arrays reused), shared by both threads. */
+    pthread_mutex_t pool_mu;
+    struct dblock *pool[POOL];
+    size_t npool;
+    /* The merge, on the caller's thread. */
+    struct run *heap;
+    size_t nheap, heap_cap;
+    size_t next;         /* the first block of the pass not taken yet */
+    struct dblock *done; /* recycled on the next call: its last event is out */
+    /* The decode-ahead thread of the pass; mu guards q, qhead, nq, quit. */
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct dblock *q[QUEUE];
+    size_t qhead, nq;
+    int quit, running;
+    /* progress */
+    uint64_t bytes_total, bytes_done;
+    struct timespec start, shown;
+    int tty, showing;
+};
+
+/* stream_index.c: fills s->f and s->b (sorted) from paths. 0, -1 out of memory. */
+int d9s_index(struct d9_stream *s, char *const *paths, int npaths);
+/* One stderr line about a damaged input, counted in *s->bad. */
+void d9s_report(struct d9_stream *s, struct sfile *f);
+
+/* stream_block.c */
+struct dblock *d9s_block_get(struct d9_stream *s);
+void d9s_block_put(struct d9_stream *s, struct dblock *d);
+void d9s_block_free(struct dblock *d);
+/* Reads and decodes s->b[k] into d (d->n 0: nothing usable). 0, -1 out of memory. */
+int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d);
+
+/* stream_ahead.c: the decode-ahead thread of a pass: start, stop (blocks
+ * decoded but not taken are recycled), and the next decoded block in index
+ * order (waits for it; NULL out of memory). */
+int d9s_ahead_start(struct d9_stream *s);
+void d9s_ahead_stop(struct d9_stream *s);
+struct dblock *d9s_ahead_take(struct d9_stream *s);
+
+/* stream_merge.c: d's runs join the merge (0, -1 out of memory); drops the
+ * runs left. */
+int d9s_merge_add(struct d9_stream *s, struct dblock *d);
+void d9s_merge_drop(struct d9_stream *s);
+
+/* The merge's per-event part, inline: it runs once per event. */
+static inline int run_less(const struct run *a, const struct run *b)
+{
+    if (a->ts != b->ts)
+        return a->ts < b->ts;
+    if (a->who != b->who)
+        return a->who < b->who;
+    return a->order < b->order;
+}
+
+/* Puts x at the root of h[0..n) and sifts it down. x is passed by value,
+ * not re-read from h[0]: reading back a just-written run stalls on store
+ * forwarding, which was most of the merge's cost. */
+static inline void sift_down(struct run *h, size_t n, struct run x)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && run_less(&h[c + 1], &h[c]))
+            c++;
+        if (!run_less(&h[c], &x))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* The next event in time order (the heap must not be empty). */
+static inline const struct d9_event *d9s_merge_pop(struct d9_stream *s)
+{
+    struct run *h = s->heap, x = h[0];
+    const struct d9_event *e = x.ev++;
+    if (x.ev == x.end) {
+        if (--x.blk->live == 0)
+            s->done = x.blk;
+        if (--s->nheap == 0)
+            return e;
+        x = h[s->nheap];
+    } else {
+        /* The run's events go out one per round of the runs: fetched two
+         * rounds ahead, an event is in cache when it goes out. */
+        __builtin_prefetch(x.ev + 2);
+        __builtin_prefetch((const char *)(x.ev + 2) + 63);
+        x.key++;
+        x.ts = x.key->ts;
+        x.who = x.key->who;
+    }
+    sift_down(h, s->nheap, x);
+    return e;
+}
+
+/* stream.c: progress on stderr (from the decode-ahead thread too). */
+void d9s_progress(struct d9_stream *s);
+
+#endif
