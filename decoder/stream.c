@@ -4,6 +4,7 @@
  * merge stream_merge.c. */
 #include "stream.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,25 @@
 
 #include "model.h"
 #include "stream_int.h"
+
+/* DIAL9_DECODE_PROGRESS_MS: ms of decoding before progress shows (default
+ * 1000, 0..3600000). A bad value is named once and the default used. */
+static double progress_after_s(void)
+{
+    static int warned;
+    const char *v = getenv("DIAL9_DECODE_PROGRESS_MS");
+    if (!v || !*v)
+        return 1.0;
+    char *end;
+    errno = 0;
+    unsigned long ms = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || ms > 3600000) {
+        if (!warned++)
+            fprintf(stderr, "dial9-decode: DIAL9_DECODE_PROGRESS_MS=%s is not a number of ms in 0..3600000; using 1000\n", v);
+        return 1.0;
+    }
+    return (double)ms / 1000.0;
+}
 
 int d9_stream_open(struct d9_stream **out, struct d9_model *m, char *const *paths, int npaths, int *bad)
 {
@@ -25,6 +45,7 @@ int d9_stream_open(struct d9_stream **out, struct d9_model *m, char *const *path
     s->bad = bad;
     s->passes = 1;
     s->tty = isatty(STDERR_FILENO);
+    s->after_s = progress_after_s();
     int rc = (s->z = d9_inflater_new()) ? d9s_index(s, paths, npaths) : -1;
     clock_gettime(CLOCK_MONOTONIC, &s->start);
     return rc;
@@ -49,14 +70,15 @@ static double since(const struct timespec *a, const struct timespec *b)
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* Rewritten in place every 0.2 s once the decode has taken a second. */
+/* Rewritten in place every 0.2 s once the decode has taken after_s (a
+ * second by default). */
 void d9s_progress(struct d9_stream *s)
 {
     if (!s->tty)
         return;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (since(&s->start, &now) < 1.0 || (s->showing && since(&s->shown, &now) < 0.2))
+    if (since(&s->start, &now) < s->after_s || (s->showing && since(&s->shown, &now) < 0.2))
         return;
     s->shown = now;
     s->showing = 1;

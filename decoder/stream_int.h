@@ -90,6 +90,7 @@ struct d9_stream {
     /* progress */
     uint64_t bytes_total, bytes_done;
     struct timespec start, shown;
+    double after_s; /* decoding time before progress shows */
     int tty, showing;
 };
 
