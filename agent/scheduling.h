@@ -41,9 +41,9 @@ struct d9_sched {
     uint64_t stat_ino;    /* fstat inode of stat_fd, and */
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
-    uint64_t park_ts;     /* owner: time of the thread's last PARK, ns */
+    uint64_t park_ts;     /* owner: stamp (clock.h) of the thread's last PARK */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
-    _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT: later switches are not the thread's life */
+    _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
     struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */
 };
 
@@ -71,7 +71,8 @@ static inline void d9_sched_park(struct d9_sched *sc, uint64_t ts)
  * long park, pushes SCHED_DELAY at ts when run_delay grew. */
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts);
 
-/* Owner, at THREAD_EXIT stamped ts, before the slot is marked EXITED. */
+/* Owner, at THREAD_EXIT, before the slot is marked EXITED; ts: CLOCK_MONOTONIC
+ * ns (not a stamp), compared with perf's times. */
 void d9_sched_exit(struct d9_slot *s, uint64_t ts);
 
 /* Writer: turns s's new perf records into up to max PREEMPT events in out;
