@@ -21,6 +21,7 @@ int d9_clock_tsc;
 #define CAL_NS 200000u       /* constructor's calibration span */
 #define REFIT_NS 1000000u    /* a shorter span between pairs keeps the slope */
 #define PAIR_TRIES 5         /* pairs taken, the tightest kept */
+#define CAL_TRIES 100000     /* ~1000 pairs span CAL_NS; 100x that is a clock that stopped */
 
 static _Atomic uint64_t cur_mult; /* the line's slope, for the crash handler */
 static uint64_t cal_mult;         /* the constructor's: refits stay within 1/64 of it */
@@ -75,14 +76,16 @@ static int tsc_invariant(void)
     return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
 }
 
-/* Fits the first line; 0 when the TSC ran at a rate no CPU has (0.1-20 GHz). */
+/* Fits the first line; 0 when the TSC ran at a rate no CPU has (0.1-20 GHz)
+ * or the clock did not advance (bounded: a broken clock cannot hang us). */
 static int calibrate(void)
 {
     uint64_t t0, n0, t1, n1;
     pair(&t0, &n0);
+    int tries = 0;
     do
         pair(&t1, &n1);
-    while (n1 - n0 < CAL_NS);
+    while (n1 - n0 < CAL_NS && ++tries < CAL_TRIES);
     uint64_t m = d9_clock_fit(t0, n0, t1, n1);
     if (m < ((uint64_t)1 << D9_CLOCK_SHIFT) / 20 || m > ((uint64_t)10 << D9_CLOCK_SHIFT))
         return 0;

@@ -23,7 +23,7 @@
 /* CLOCK_MONOTONIC in ns through the vDSO: the writer's clock and the trace's. */
 static inline uint64_t d9_now(void)
 {
-    struct timespec ts;
+    struct timespec ts = {0, 0}; /* 0, not stack garbage, should the call ever fail */
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
