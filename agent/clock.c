@@ -24,10 +24,15 @@ int d9_clock_tsc;
 #define CAL_TRIES 100000     /* ~1000 pairs span CAL_NS; 100x that is a clock that stopped */
 
 static _Atomic uint64_t cur_mult; /* the line's slope, for the crash handler */
-static uint64_t cal_mult;         /* the constructor's: refits stay within 1/64 of it */
 static struct d9_clock_line line; /* writer: the current line, through the last pair */
 
 #if defined(__x86_64__)
+static uint64_t cal_mult; /* writer: the rate refits are checked against (1/64) */
+static uint64_t off_mult; /* writer: the last fit rejected as far off cal_mult, else 0 */
+
+/* a within 1/frac of b */
+static int near(uint64_t a, uint64_t b, uint64_t frac) { return a >= b - b / frac && a <= b + b / frac; }
+
 /* lfence orders the read after earlier loads, as the vDSO's own read is. */
 static inline uint64_t rdtsc_ordered(void)
 {
@@ -116,9 +121,18 @@ void d9_clock_anchor(void)
         return;
     uint64_t m = d9_clock_fit(line.tsc, line.ns, t, n);
     /* Far off the calibration: the TSC jumped (resume, live migration).
-     * Keep the slope and start again from this pair. */
-    if (m < cal_mult - cal_mult / 64 || m > cal_mult + cal_mult / 64)
-        m = line.mult;
+     * Keep the slope and start again from this pair. Two such fits in a
+     * row that agree are a new rate (migration to another host): take it. */
+    if (!near(m, cal_mult, 64)) {
+        uint64_t seen = off_mult;
+        off_mult = m;
+        if (!m || !near(m, seen, 1024))
+            m = line.mult;
+        else
+            cal_mult = m;
+    } else {
+        off_mult = 0;
+    }
     line = (struct d9_clock_line){t, n, m};
     atomic_store_explicit(&cur_mult, m, memory_order_relaxed);
 }
