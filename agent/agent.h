@@ -155,6 +155,10 @@ void d9_emit_name(const char *name);
  * of every live slot on its next cycle and writes the names that changed. */
 void d9_names_changed(void);
 
+/* A blocking wait that is no park ended (a contended lock): wakes the writer
+ * when the thread's perf ring of switches is half full (scheduling.h). */
+void d9_sched_poke(void);
+
 /* Zero-timeout poll: counted in the slot, written as one POLL_NOWAIT event
  * before the thread's next park (or every D9_NOWAIT_FLUSH polls). */
 void d9_note_nowait(uint8_t call);

@@ -136,6 +136,13 @@ void d9_flush_nowait(struct d9_slot *s)
     }
 }
 
+void d9_sched_poke(void)
+{
+    struct d9_slot *s = d9_self;
+    if (s && !d9_busy)
+        d9_sched_check(&s->sched);
+}
+
 void d9_note_nowait(uint8_t call)
 {
     struct d9_slot *s = recording_slot();
@@ -145,6 +152,7 @@ void d9_note_nowait(uint8_t call)
     s->nowait_call = call;
     if (++s->nowait_count >= D9_NOWAIT_FLUSH)
         d9_flush_nowait(s);
+    d9_sched_check(&s->sched);
     leave();
 }
 
@@ -171,6 +179,7 @@ void d9_unpark(uint8_t call, int64_t result)
     uint64_t now = d9_stamp();
     d9_slot_push(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result);
     d9_sched_unpark(s, now); /* a syscall, but only after a long park */
+    d9_sched_check(&s->sched);
     leave();
 }
 

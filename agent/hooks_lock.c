@@ -26,8 +26,9 @@ __attribute__((noinline)) static int waited(int (*lock)(void *), void *obj, uint
         return lock(obj);
     int ret = lock(obj);
     uint64_t wait = d9_stamp() - t0;
-    if (wait >= d9_lock_stamps)
-        d9_emit_at(t0, D9_EV_LOCK_WAIT, call, (uint64_t)(uintptr_t)obj, wait); /* keeps errno; the writer makes wait ns */
+    d9_sched_poke(); /* the wait switched the thread out and in: two perf records */
+    if (wait >= d9_lock_stamps) /* wait in stamps: the writer makes it ns (clock.h) */
+        d9_emit_at(t0, D9_EV_LOCK_WAIT, call, (uint64_t)(uintptr_t)obj, wait); /* keeps errno */
     return ret;
 }
 

@@ -216,8 +216,9 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
 }
 
 /* Slow-call timing (hooks_slow.c): t0 = d9_slow_start() before the real
- * call, d9_slow_end(t0, ...) after it. Two stamps (clock.h) per timed call; an event only when the call took at
- * least DIAL9_SLOW_SYSCALL_US. t0 is 0 inside the agent: nothing recorded.
+ * call, d9_slow_end(t0, ...) after it. Two stamps (clock.h) per timed call;
+ * an event only when the call took at least DIAL9_SLOW_SYSCALL_US. t0 is 0
+ * inside the agent: nothing recorded.
  * kind: the fd's kind; D9_FD_UNKNOWN is classified (fstat) on the slow path
  * unless D9_SLOW_FINAL is or-ed in (the fd is gone, e.g. after close).
  * D9_SLOW_VERIFY: timed as a regular-file access (kind FILE, learned from
