@@ -199,14 +199,18 @@ static inline void d9_hook_nowait(uint8_t call)
         d9_note_nowait(call);
 }
 
+/* 1 when the calling thread may record: the agent is on and not inside it. */
+static inline int d9_may_record(void)
+{
+    return D9_LIKELY(!d9_busy) && atomic_load_explicit(&d9_recording, memory_order_relaxed);
+}
+
 /* Wakes are stamped before the real call so a wake never sorts after the
  * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
 static inline uint64_t d9_wake_start(void)
 {
     /* No clock read when nothing will be recorded (agent off, or inside it). */
-    if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
-        return 0;
-    return d9_stamp();
+    return d9_may_record() ? d9_stamp() : 0;
 }
 
 static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
