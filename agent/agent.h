@@ -11,11 +11,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "clock.h"
 #include "dial9_format.h"
 #include "ring.h"
 #include "scheduling.h"
 
 #define D9_EXPORT __attribute__((visibility("default")))
+/* On extern declarations the hot path reads: one pc-relative load, no GOT. */
+#define D9_HIDDEN __attribute__((visibility("hidden")))
 #define D9_LIKELY(x) __builtin_expect(!!(x), 1)
 #define D9_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define D9_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -24,7 +27,7 @@
 
 /* Set once by the constructor (or the first event, whichever is first);
  * 0 means the agent records nothing (disabled, secure-exec, bad dir, ...). */
-extern _Atomic int d9_recording;
+extern _Atomic int d9_recording D9_HIDDEN;
 
 /* ---- Per-thread state -------------------------------------------------- */
 
@@ -37,6 +40,7 @@ struct d9_slot {
     uint32_t tid;             /* gettid() of the owning thread */
     _Atomic uint64_t dropped; /* events lost to a full ring, total */
     uint64_t drop_reported;   /* writer side: dropped already written */
+    uint64_t last_ns;         /* writer side: ts of the last ring event converted (clock.h) */
     uint32_t nowait_count;    /* zero-timeout polls not yet written */
     uint8_t nowait_call;      /* call of the latest zero-timeout poll */
     char name[16];            /* writer side: last name written, NUL-terminated */
@@ -45,9 +49,17 @@ struct d9_slot {
 };
 
 /* Per-thread agent flags (initial-exec TLS: no allocation, async-signal-safe). */
-extern D9_TLS struct d9_slot *d9_self; /* NULL until the first event */
-extern D9_TLS int d9_busy;             /* >0 while inside the agent: no recording */
-extern D9_TLS int d9_exited;           /* the thread passed its exit: record nothing */
+struct d9_tls {
+    struct d9_slot *self; /* NULL until the first event */
+    int busy;             /* >0 while inside the agent: no recording */
+    int exited;           /* the thread passed its exit: record nothing */
+};
+/* One TLS block: its offset is one GOT load in a shared library, where
+ * three variables took three. The names below are its members. */
+extern D9_TLS struct d9_tls d9_tls;
+#define d9_self (d9_tls.self)
+#define d9_busy (d9_tls.busy)
+#define d9_exited (d9_tls.exited)
 
 /* Slow path: registers the calling thread (emits THREAD_START with parent 0
  * when it was not created through our pthread_create trampoline, and its
@@ -61,25 +73,79 @@ void d9_thread_exit(void);
 
 /* ---- Emitting events (hot path: no malloc, no lock, no syscall) -------- */
 
-/* CLOCK_MONOTONIC in ns through the vDSO (see docs/FORMAT.md, "Clock").
- * Inline: one call less on every recorded event. */
-static inline uint64_t d9_now(void)
+/* Thresholds in stamp units (clock.h), set by the constructor before
+ * recording starts: hot-path durations are compared without converting. */
+extern uint64_t d9_slow_stamps D9_HIDDEN;     /* DIAL9_SLOW_SYSCALL_US */
+extern uint64_t d9_lock_stamps D9_HIDDEN;     /* DIAL9_LOCK_WAIT_US */
+extern uint64_t d9_min_park_stamps D9_HIDDEN; /* D9_SCHED_MIN_PARK_NS */
+
+/* d9_emit_at's every other case: first event of the thread, inside the
+ * agent, recording off, a ring full or becoming half full by the cached
+ * tail (the exact checks, the kick), THREAD_EXIT. */
+__attribute__((cold)) void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
+
+/* The in-place push of the common case: 1 when stored, 0 when the ring is,
+ * by the producer's cached tail, full or becoming half full (the slow path
+ * then does the exact checks, keeps the entry for THREAD_EXIT, kicks). */
+static inline __attribute__((always_inline)) int d9_push_fast(struct d9_slot *s, uint64_t ts, uint8_t type,
+                                                               uint8_t call, uint64_t a, uint64_t b)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    struct d9_ring *r = &s->ring;
+    d9_busy = 1; /* before head is read: a signal handler's push cannot interleave */
+    atomic_signal_fence(memory_order_seq_cst);
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t used = h + 1 - r->tail_seen; /* after this push, by the cached tail */
+    int fits = D9_LIKELY(used <= r->mask) && D9_LIKELY(used != r->half);
+    if (fits) {
+        struct d9_raw_event *e = &r->buf[h & r->mask];
+        e->ts = ts; /* member by member: type..x merge into one constant store */
+        e->type = type;
+        e->call = call;
+        e->len = 0;
+        e->x = 0;
+        e->a = a;
+        e->b = b;
+        atomic_store_explicit(&r->head, h + 1, memory_order_release);
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    d9_busy = 0;
+    return fits;
 }
 
-/* Records one event with timestamp ts on the calling thread. Drops and counts
- * when the ring is full. Never blocks; preserves errno. */
-void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
+/* Records one event with stamp ts (clock.h) on the calling thread. Drops and
+ * counts when the ring is full. Never blocks; preserves errno (only the slow
+ * path's kick makes a syscall, and it saves errno). Inline, so an
+ * interposer's constant type and call become one store. d9_exited needs no
+ * check here: d9_self is NULL once it is set (or d9_busy held). Not for
+ * THREAD_EXIT (registry.c pushes it). */
+static inline void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+{
+    struct d9_slot *s = d9_self;
+    if (D9_LIKELY(s != NULL) && D9_LIKELY(!d9_busy) &&
+        D9_LIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed)) &&
+        D9_LIKELY(d9_push_fast(s, ts, type, call, a, b)))
+        return;
+    d9_emit_slow(ts, type, call, a, b);
+}
+
+/* d9_emit_at for a stamp taken when d9_busy was 0 and recording on, with
+ * only the real call in between (it cannot enter the agent, and a signal
+ * handler leaves d9_busy as it found it): the checks are not repeated.
+ * Recording may have stopped since; the event then stays in the ring. */
+static inline void d9_emit_since(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
+{
+    struct d9_slot *s = d9_self;
+    if (D9_LIKELY(s != NULL) && D9_LIKELY(d9_push_fast(s, ts, type, call, a, b)))
+        return;
+    d9_emit_slow(ts, type, call, a, b);
+}
 
 /* Records a complete raw event (for types that use the len and x members). */
 void d9_emit_raw(const struct d9_raw_event *ev);
 
 static inline void d9_emit(uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    d9_emit_at(d9_now(), type, call, a, b);
+    d9_emit_at(d9_stamp(), type, call, a, b);
 }
 
 /* Name change of the calling thread (prctl / pthread_setname_np on self). */
@@ -88,6 +154,10 @@ void d9_emit_name(const char *name);
 /* Some thread renamed another one: the writer re-reads /proc/self/task/N/comm
  * of every live slot on its next cycle and writes the names that changed. */
 void d9_names_changed(void);
+
+/* A blocking wait that is no park ended (a contended lock): wakes the writer
+ * when the thread's perf ring of switches is half full (scheduling.h). */
+void d9_sched_poke(void);
 
 /* Zero-timeout poll: counted in the slot, written as one POLL_NOWAIT event
  * before the thread's next park (or every D9_NOWAIT_FLUSH polls). */

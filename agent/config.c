@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum kind { K_BOOL, K_SIZE, K_UINT, K_POW2, K_DIR, K_MODE, K_SIGNAL };
+enum kind { K_BOOL, K_SIZE, K_UINT, K_POW2, K_DIR, K_MODE, K_SIGNAL, K_CLOCK };
 
 struct var {
     const char *name;
@@ -49,6 +49,7 @@ static const struct var vars[] = {
     {"DIAL9_TRIGGER_BUSY_MS", K_UINT, F(trigger_busy_ms), 0, 3600000, 0},
     {"DIAL9_TRIGGER_WAKE_MS", K_UINT, F(trigger_wake_ms), 0, 3600000, 0},
     {"DIAL9_CRASH_DUMP", K_BOOL, F(crash_dump), 0, 1, 1},
+    {"DIAL9_CLOCK", K_CLOCK, F(clock), 0, 1, 0},
 };
 
 /* Signals DIAL9_DUMP_SIGNAL may name besides a number. */
@@ -104,7 +105,7 @@ static void store(struct d9_config *c, const struct var *v, uint64_t x)
     char *m = (char *)c + v->off;
     if (v->kind == K_SIZE)
         *(uint64_t *)m = x;
-    else if (v->kind == K_BOOL || v->kind == K_MODE)
+    else if (v->kind == K_BOOL || v->kind == K_MODE || v->kind == K_CLOCK)
         *(int *)m = (int)x;
     else
         *(uint32_t *)m = (uint32_t)x;
@@ -129,6 +130,15 @@ static const char *apply(struct d9_config *c, const struct var *v, const char *s
             store(c, v, D9_MODE_FLIGHT);
         else
             return "must be continuous or flight";
+        return NULL;
+    }
+    if (v->kind == K_CLOCK) {
+        if (strcmp(s, "auto") == 0)
+            store(c, v, 0);
+        else if (strcmp(s, "monotonic") == 0)
+            store(c, v, 1);
+        else
+            return "must be auto or monotonic";
         return NULL;
     }
     if (v->kind == K_SIGNAL) {
@@ -183,6 +193,8 @@ int d9_config_load(struct d9_config *c, uid_t uid, d9_getenv_fn get, d9_config_e
             snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %.128s", v->name, s, r, c->dir);
         else if (v->kind == K_MODE)
             snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default continuous", v->name, s, r);
+        else if (v->kind == K_CLOCK)
+            snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default auto", v->name, s, r);
         else
             snprintf(msg, sizeof(msg), "%s=%.64s: %s; using default %llu", v->name, s, r,
                      (unsigned long long)v->def);

@@ -32,6 +32,7 @@ struct d9_config {
     uint32_t trigger_busy_ms;    /* DIAL9_TRIGGER_BUSY_MS, milliseconds, 0 = off (default) */
     uint32_t trigger_wake_ms;    /* DIAL9_TRIGGER_WAKE_MS, milliseconds, 0 = off (default) */
     int crash_dump;              /* DIAL9_CRASH_DUMP: 0 or 1, default 1: write buffered events on a fatal signal */
+    int clock;                   /* DIAL9_CLOCK: auto (0, default: TSC when invariant) or monotonic (1); clock.h */
 };
 
 enum { D9_MODE_CONTINUOUS = 0, D9_MODE_FLIGHT = 1 };

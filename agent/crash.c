@@ -143,6 +143,7 @@ static int put(int fd, uint32_t tid, const struct d9_raw_event *ev)
  * (the writer is the consumer; if it is mid-cycle its pops may overlap). */
 static int write_rings(int fd)
 {
+    struct d9_clock_line line = d9_clock_line_now(); /* the writer's may be mid-update */
     for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
         struct d9_slot *s = d9_slot_at(i);
         uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
@@ -152,6 +153,7 @@ static int write_rings(int fd)
         uint64_t h = atomic_load_explicit(&s->ring.head, memory_order_acquire);
         for (; t < h; t++) {
             struct d9_raw_event ev = s->ring.buf[t & (s->ring.cap - 1)];
+            d9_clock_event_on(&line, &ev);
             if (put(fd, s->tid, &ev) < 0)
                 return -1;
         }

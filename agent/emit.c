@@ -1,8 +1,7 @@
 /* emit.c - the hot path: per-thread state and event recording.
  * No malloc, no lock, no syscall except the futex wake of d9_writer_kick
- * once per half-filled ring. Timestamps: CLOCK_MONOTONIC through the vDSO
- * (~23 ns per read on the development host), chosen over rdtsc because it
- * needs no calibration and matches what other tools print. */
+ * once per half-filled ring. Timestamps are stamps (clock.h): the TSC where
+ * it is invariant, converted to CLOCK_MONOTONIC ns by the writer. */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -10,9 +9,8 @@
 #include "core.h"
 
 _Atomic int d9_recording;
-D9_TLS struct d9_slot *d9_self;
-D9_TLS int d9_busy;
-D9_TLS int d9_exited;
+D9_TLS struct d9_tls d9_tls;
+uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps;
 
 /* Rare: the ring just became half full. The kick may make a syscall; the
  * application's errno survives it. */
@@ -119,10 +117,8 @@ void d9_emit_raw(const struct d9_raw_event *ev)
     leave();
 }
 
-/* d9_emit_at's rare cases (first event of the thread, full ring, half-full
- * kick) live here so the common case is a leaf that saves no registers. */
-__attribute__((noinline, cold)) static void emit_at_slow(uint64_t ts, uint8_t type, uint8_t call,
-                                                          uint64_t a, uint64_t b)
+/* d9_emit_at's every other case (agent.h): the exact checks of push_at. */
+void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
     struct d9_slot *s = recording_slot();
     if (!s)
@@ -132,42 +128,19 @@ __attribute__((noinline, cold)) static void emit_at_slow(uint64_t ts, uint8_t ty
     leave();
 }
 
-void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
-{
-    struct d9_slot *s = d9_self;
-    if (D9_UNLIKELY(d9_busy | d9_exited) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
-        return;
-    if (D9_UNLIKELY(s == NULL))
-        return emit_at_slow(ts, type, call, a, b);
-    struct d9_ring *r = &s->ring;
-    enter(); /* before reading head: a handler's push cannot interleave */
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    /* Ordinary events keep one entry free for THREAD_EXIT (see push_at);
-     * THREAD_EXIT, a full-looking ring and the half-full kick go through the
-     * slow path's exact checks. */
-    if (D9_UNLIKELY(h - r->tail_seen + 1 >= r->cap || h + 1 - r->tail_seen == r->cap / 2 ||
-                    type == D9_EV_THREAD_EXIT)) {
-        leave();
-        return emit_at_slow(ts, type, call, a, b);
-    }
-    struct d9_raw_event *e = &r->buf[h & (r->cap - 1)];
-    e->ts = ts;
-    e->type = type;
-    e->call = call;
-    e->len = 0;
-    e->x = 0;
-    e->a = a;
-    e->b = b;
-    atomic_store_explicit(&r->head, h + 1, memory_order_release);
-    leave();
-}
-
 void d9_flush_nowait(struct d9_slot *s)
 {
     if (s->nowait_count) {
-        d9_slot_push(s, d9_now(), D9_EV_POLL_NOWAIT, s->nowait_call, s->nowait_count, 0);
+        d9_slot_push(s, d9_stamp(), D9_EV_POLL_NOWAIT, s->nowait_call, s->nowait_count, 0);
         s->nowait_count = 0;
     }
+}
+
+void d9_sched_poke(void)
+{
+    struct d9_slot *s = d9_self;
+    if (s && !d9_busy)
+        d9_sched_check(&s->sched);
 }
 
 void d9_note_nowait(uint8_t call)
@@ -179,6 +152,7 @@ void d9_note_nowait(uint8_t call)
     s->nowait_call = call;
     if (++s->nowait_count >= D9_NOWAIT_FLUSH)
         d9_flush_nowait(s);
+    d9_sched_check(&s->sched);
     leave();
 }
 
@@ -189,7 +163,7 @@ int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
         return 0;
     enter();
     d9_flush_nowait(s);
-    uint64_t now = d9_now();
+    uint64_t now = d9_stamp();
     int ok = d9_slot_push(s, now, D9_EV_PARK, call, target, (uint64_t)timeout_ns) == 0;
     d9_sched_park(&s->sched, now);
     leave();
@@ -202,9 +176,10 @@ void d9_unpark(uint8_t call, int64_t result)
     if (!s)
         return;
     enter();
-    uint64_t now = d9_now();
+    uint64_t now = d9_stamp();
     d9_slot_push(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result);
     d9_sched_unpark(s, now); /* a syscall, but only after a long park */
+    d9_sched_check(&s->sched);
     leave();
 }
 
@@ -214,6 +189,6 @@ void d9_emit_name(const char *name)
     if (!s || !name)
         return;
     enter();
-    d9_slot_push_name(s, d9_now(), name);
+    d9_slot_push_name(s, d9_stamp(), name);
     leave();
 }

@@ -20,13 +20,14 @@
 /* Cold path: the lock is held by someone else. */
 __attribute__((noinline)) static int waited(int (*lock)(void *), void *obj, uint8_t call)
 {
-    if (d9_busy)
+    /* Stamps only while recording: its unit is fixed from then on. */
+    uint64_t t0 = d9_slow_start();
+    if (!t0)
         return lock(obj);
-    uint64_t t0 = d9_now();
     int ret = lock(obj);
-    uint64_t wait = d9_now() - t0;
-    /* d9_cfg is 0 before the constructor ran; nothing records then anyway. */
-    if (wait >= (uint64_t)d9_cfg.lock_wait_us * 1000u)
+    uint64_t wait = d9_stamp() - t0;
+    d9_sched_poke(); /* the wait switched the thread out and in: two perf records */
+    if (wait >= d9_lock_stamps) /* wait in stamps: the writer makes it ns (clock.h) */
         d9_emit_at(t0, D9_EV_LOCK_WAIT, call, (uint64_t)(uintptr_t)obj, wait); /* keeps errno */
     return ret;
 }

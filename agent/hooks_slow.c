@@ -35,10 +35,9 @@ void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind)
     if (!t0)
         return;
     int err = errno;
-    uint64_t dur = d9_now() - t0;
-    /* d9_cfg is 0 before the constructor ran; nothing records then anyway. */
-    if (D9_UNLIKELY(dur >= (uint64_t)d9_cfg.slow_syscall_us * 1000u))
-        record_slow(t0, dur, call, fd, kind);
+    uint64_t dur = d9_stamp() - t0;
+    if (D9_UNLIKELY(dur >= d9_slow_stamps))
+        record_slow(t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
     errno = err;
 }
 

@@ -58,13 +58,17 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 }
 
 /* Wakers: WAKE stamped at call start; count 0 (the waiter count is not
- * observable here), emitted only when the call succeeded. */
+ * observable here), emitted only when the call succeeded. The recording
+ * check comes first and alone (a plain tail call when it fails), so the
+ * stamp needs no test for 0 after the call. */
 #define D9_WAKE_BODY(name, call, obj, failret)                                 \
     D9_REAL_OR_FAIL(real_, name, failret);                                     \
-    uint64_t ts_ = d9_wake_start();                                            \
+    if (!d9_may_record())                                                      \
+        return real_(obj);                                                     \
+    uint64_t ts_ = d9_stamp();                                                 \
     int ret_ = real_(obj);                                                     \
-    if (ret_ == 0)                                                             \
-        d9_wake_end(ts_, call, (uint64_t)(uintptr_t)(obj), 0);                 \
+    if (ret_ == 0) /* keeps errno: only its slow path touches it, and saves it */ \
+        d9_emit_since(ts_, D9_EV_WAKE, call, (uint64_t)(uintptr_t)(obj), 0);   \
     return ret_
 
 D9_EXPORT int pthread_cond_signal(pthread_cond_t *c)

@@ -9,6 +9,7 @@
  * it, the writer drains every ring and seals the open segment. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -27,14 +28,16 @@ __attribute__((used)) static int d9_vfork_failed(int err)
     return -1;
 }
 
+_Static_assert(offsetof(struct d9_tls, busy) == 8, "vfork's stub adds to d9_busy at offset 8");
+
 /* The return address is kept in %rdi (the syscall preserves it; the stack
  * slot is shared with the child), as glibc's own vfork does. */
 __asm__(".text\n"
         ".globl vfork\n"
         ".type vfork, @function\n"
         "vfork:\n"
-        "    movq d9_busy@gottpoff(%rip), %rax\n"
-        "    addl $1, %fs:(%rax)\n"
+        "    movq d9_tls@gottpoff(%rip), %rax\n"
+        "    addl $1, %fs:8(%rax)\n" /* d9_busy */
         "    movq d9_in_vfork@gottpoff(%rip), %rax\n"
         "    addl $1, %fs:(%rax)\n"
         "    popq %rdi\n"
@@ -43,8 +46,8 @@ __asm__(".text\n"
         "    pushq %rdi\n"
         "    testq %rax, %rax\n"
         "    jz 1f\n"          /* the child: flags stay raised */
-        "    movq d9_busy@gottpoff(%rip), %rdx\n"
-        "    subl $1, %fs:(%rdx)\n"
+        "    movq d9_tls@gottpoff(%rip), %rdx\n"
+        "    subl $1, %fs:8(%rdx)\n" /* d9_busy */
         "    movq d9_in_vfork@gottpoff(%rip), %rdx\n"
         "    subl $1, %fs:(%rdx)\n"
         "    cmpq $-4095, %rax\n"

@@ -199,26 +199,30 @@ static inline void d9_hook_nowait(uint8_t call)
         d9_note_nowait(call);
 }
 
+/* 1 when the calling thread may record: the agent is on and not inside it. */
+static inline int d9_may_record(void)
+{
+    return D9_LIKELY(!d9_busy) && atomic_load_explicit(&d9_recording, memory_order_relaxed);
+}
+
 /* Wakes are stamped before the real call so a wake never sorts after the
  * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
 static inline uint64_t d9_wake_start(void)
 {
     /* No clock read when nothing will be recorded (agent off, or inside it). */
-    if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
-        return 0;
-    return d9_now();
+    return d9_may_record() ? d9_stamp() : 0;
 }
 
 static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
 {
-    if (ts) /* d9_emit_at preserves errno itself (only its slow paths touch it) */
-        d9_emit_at(ts, D9_EV_WAKE, call, target, count);
+    if (ts) /* preserves errno itself (only its slow path touches it) */
+        d9_emit_since(ts, D9_EV_WAKE, call, target, count);
 }
 
 /* Slow-call timing (hooks_slow.c): t0 = d9_slow_start() before the real
- * call, d9_slow_end(t0, ...) after it. Two vDSO clock reads (~23 ns each on
- * the development host) per timed call; an event only when the call took at
- * least DIAL9_SLOW_SYSCALL_US. t0 is 0 inside the agent: nothing recorded.
+ * call, d9_slow_end(t0, ...) after it. Two stamps (clock.h) per timed call;
+ * an event only when the call took at least DIAL9_SLOW_SYSCALL_US. t0 is 0
+ * inside the agent: nothing recorded.
  * kind: the fd's kind; D9_FD_UNKNOWN is classified (fstat) on the slow path
  * unless D9_SLOW_FINAL is or-ed in (the fd is gone, e.g. after close).
  * D9_SLOW_VERIFY: timed as a regular-file access (kind FILE, learned from
@@ -231,7 +235,7 @@ static inline uint64_t d9_slow_start(void)
     /* No clock read when nothing will be recorded (agent off, or inside it). */
     if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
         return 0;
-    return d9_now();
+    return d9_stamp();
 }
 void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind);
 

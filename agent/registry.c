@@ -84,6 +84,8 @@ static struct d9_slot *claim(uint32_t tid)
             }
             s->ring.buf = b;
             s->ring.cap = ring_events;
+            s->ring.half = ring_events / 2;
+            s->ring.mask = ring_events - 1;
         }
         atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
         s->tid = tid;
@@ -114,7 +116,7 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
             d9_log("more than %u threads (DIAL9_MAX_THREADS) or out of memory: further threads are not recorded",
                    nslots);
     } else {
-        uint64_t now = d9_now();
+        uint64_t now = d9_stamp();
         d9_slot_push(s, now, D9_EV_THREAD_START, 0, parent_tid, 0);
         char name[16];
         if (d9_read_comm(0, name) >= 0)
@@ -137,8 +139,8 @@ void d9_thread_exit(void)
     int saved = errno;
     d9_busy++;
     d9_flush_nowait(s);
-    uint64_t now = d9_now();
-    d9_sched_exit(s, now);
+    uint64_t now = d9_stamp();
+    d9_sched_exit(s, d9_now()); /* compared with perf's times: ns */
     d9_slot_push(s, now, D9_EV_THREAD_EXIT, 0, 0, 0);
     d9_self = NULL;
     atomic_store_explicit(&s->state, D9_SLOT_EXITED, memory_order_release);
@@ -159,6 +161,7 @@ static void reset(struct d9_slot *s)
     s->ring.tail_seen = 0;
     atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
     s->drop_reported = 0;
+    s->last_ns = 0;
     s->nowait_count = 0;
     s->name[0] = 0;
     s->tid = 0;

@@ -15,7 +15,7 @@
 struct d9_ring {
     struct d9_raw_event *buf; /* cap entries; mapped once per slot, reused */
     uint32_t cap;             /* power of two */
-    uint32_t pad;
+    uint32_t half, mask;      /* cap / 2 and cap - 1, for the inline push (d9_emit_at) */
     _Alignas(64) _Atomic uint64_t head; /* written by the producer */
     uint64_t tail_seen;                 /* producer's copy of tail: the consumer's
                                          * line is read only when this looks full */

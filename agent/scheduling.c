@@ -146,7 +146,7 @@ void d9_sched_register(struct d9_slot *s)
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
-    if (ts - sc->park_ts < D9_SCHED_MIN_PARK_NS || sc->stat_broken ||
+    if (ts - sc->park_ts < d9_min_park_stamps || sc->stat_broken ||
         !(atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_STAT))
         return;
     int saved = errno;

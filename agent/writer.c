@@ -375,8 +375,10 @@ static void drain(struct d9_slot *s, int check_name)
      * as fast as we drain cannot keep the writer from the other slots. */
     for (uint32_t total = 0; total < s->ring.cap;) {
         uint32_t n = d9_ring_pop(&s->ring, batch, D9_POP_BATCH);
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
+            d9_clock_event(&batch[i], &s->last_ns); /* stamps -> ns, before anyone reads them */
             put(s, &batch[i]);
+        }
         total += n;
         if (n < D9_POP_BATCH)
             break;
@@ -451,6 +453,7 @@ static void cycle(void)
     }
     uint32_t req = atomic_load(&flush_req);
     int names = atomic_exchange(&names_flag, 0);
+    d9_clock_anchor(); /* before the pops: this cycle's events lie before the pair */
     if (carry.n)
         put_carried();
     for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {

@@ -50,6 +50,7 @@ static void check_defaults(const struct d9_config *c)
     ck_assert_uint_eq(c->trigger_busy_ms, 0);
     ck_assert_uint_eq(c->trigger_wake_ms, 0);
     ck_assert_int_eq(c->crash_dump, 1);
+    ck_assert_int_eq(c->clock, 0); /* auto */
 }
 
 START_TEST(defaults)
@@ -127,6 +128,18 @@ START_TEST(flight_values)
 }
 END_TEST
 
+START_TEST(clock_values)
+{
+    struct d9_config c;
+    struct env e = {.kv = {{"DIAL9_CLOCK", "monotonic"}}};
+    ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e), 0);
+    ck_assert_int_eq(c.clock, 1);
+    struct env e2 = {.kv = {{"DIAL9_CLOCK", "auto"}}};
+    ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e2), 0);
+    ck_assert_int_eq(c.clock, 0);
+}
+END_TEST
+
 /* Each bad value alone: exactly one line naming the variable and value,
  * giving the default, and the default in effect. */
 static const struct {
@@ -163,6 +176,8 @@ static const struct {
     {"DIAL9_TRIGGER_BUSY_MS", "x", "not a number", "0"},
     {"DIAL9_TRIGGER_WAKE_MS", "-3", "not a number", "0"},
     {"DIAL9_CRASH_DUMP", "on", "must be 0 or 1", "1"},
+    {"DIAL9_CLOCK", "tsc", "must be auto or monotonic", "auto"},
+    {"DIAL9_CLOCK", "", "must be auto or monotonic", "auto"},
 };
 
 START_TEST(bad_value)
@@ -215,6 +230,7 @@ D9_SUITE(config)
     TCase *tc = tcase_create("config");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, good_values);
+    tcase_add_test(tc, clock_values);
     tcase_add_test(tc, flight_values);
     tcase_add_loop_test(tc, bad_value, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, several_bad_values_one_line_each);

@@ -1,0 +1,106 @@
+/* clock.h - the clocks of the agent.
+ *
+ * The trace's clock is CLOCK_MONOTONIC in ns (docs/FORMAT.md, "Clock"). The
+ * hot path does not read it: on x86-64 with an invariant TSC it stores the
+ * raw TSC in the ring ("stamps", ~11 ns a read against ~25 ns for the vDSO
+ * clock), and the writer turns stamps into CLOCK_MONOTONIC ns before it
+ * encodes or looks at them, along a line it re-fits to fresh (TSC,
+ * CLOCK_MONOTONIC) pairs every cycle. Elsewhere, or with
+ * DIAL9_CLOCK=monotonic, stamps are CLOCK_MONOTONIC ns and nothing converts.
+ *
+ * Every ring event's ts is a stamp, whoever pushed it; events the writer
+ * makes itself (DROP, names it reads, PREEMPT from perf) are ns and never
+ * enter a ring. Durations measured on the hot path are differences of
+ * stamps, compared with thresholds converted once to stamp units, and
+ * stored as stamps too: the writer converts them with the event's ts.
+ */
+#ifndef DIAL9_CLOCK_H
+#define DIAL9_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC in ns through the vDSO: the writer's clock and the trace's. */
+static inline uint64_t d9_now(void)
+{
+    struct timespec ts = {0, 0}; /* 0, not stack garbage, should the call ever fail */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* 1 when stamps are TSC ticks. Set by d9_clock_init before recording turns
+ * on (the hooks read it only after seeing d9_recording), never changed after;
+ * a fork child keeps it with the calibration: the TSC is the machine's. */
+extern int d9_clock_tsc __attribute__((visibility("hidden")));
+
+/* d9_now out of line: the inline stamp needs no stack frame. */
+uint64_t d9_now_call(void);
+
+static inline uint64_t d9_stamp(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(d9_clock_tsc, 1))
+        return __builtin_ia32_rdtsc();
+#endif
+    return d9_now_call();
+}
+
+/* ---- TSC -> ns lines (pure: unit-tested) ------------------------------ */
+
+#define D9_CLOCK_SHIFT 32 /* mult = ns per tick << 32: 1 ns per 4 s of ticks at 1 GHz */
+
+/* ns(t) = ns + (t - tsc) * mult >> D9_CLOCK_SHIFT, on both sides of the anchor. */
+struct d9_clock_line {
+    uint64_t tsc, ns, mult;
+};
+
+static inline uint64_t d9_ticks_ns(uint64_t ticks, uint64_t mult)
+{
+    return (uint64_t)(((unsigned __int128)ticks * mult) >> D9_CLOCK_SHIFT);
+}
+
+static inline uint64_t d9_line_ns(const struct d9_clock_line *l, uint64_t t)
+{
+    if (t >= l->tsc)
+        return l->ns + d9_ticks_ns(t - l->tsc, l->mult);
+    uint64_t back = d9_ticks_ns(l->tsc - t, l->mult);
+    return back < l->ns ? l->ns - back : 0;
+}
+
+/* mult of the line through (t0, n0) and (t1, n1); 0 when t1 <= t0 or n1 < n0. */
+static inline uint64_t d9_clock_fit(uint64_t t0, uint64_t n0, uint64_t t1, uint64_t n1)
+{
+    if (t1 <= t0 || n1 < n0)
+        return 0;
+    return (uint64_t)(((unsigned __int128)(n1 - n0) << D9_CLOCK_SHIFT) / (t1 - t0));
+}
+
+/* ---- The agent's clock (clock.c) -------------------------------------- */
+
+enum { D9_CLOCK_AUTO = 0, D9_CLOCK_MONOTONIC = 1 }; /* DIAL9_CLOCK */
+
+/* Picks the stamp unit (TSC when mode is AUTO and the TSC is invariant, and
+ * a short calibration agrees) and fits the first line. Constructor only. */
+void d9_clock_init(int mode);
+
+/* ns -> stamp units, for the thresholds the hot path compares durations
+ * with (the calibration's slope, or 1:1). */
+uint64_t d9_ns_stamp(uint64_t ns);
+
+/* Writer, at the start of each cycle: fits the line to a fresh pair. */
+void d9_clock_anchor(void);
+
+/* Writer, on each event popped from a ring: ts (never below *last, the
+ * thread's previous converted ts, which it updates) and the durations
+ * measured in stamps (LOCK_WAIT and SLOW_SYSCALL's b) become ns. A duration
+ * is converted as the difference of its two ends on the line, so the
+ * event's end is where the line puts the closing stamp. */
+struct d9_raw_event;
+void d9_clock_event(struct d9_raw_event *ev, uint64_t *last);
+
+/* Crash handler (async-signal-safe, no shared line): the same along the
+ * line through a pair taken now with the writer's latest slope. */
+struct d9_clock_line d9_clock_line_now(void);
+void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev);
+
+#endif

@@ -1,0 +1,104 @@
+/* check_clock.c - the TSC -> ns line of agent/clock.h: fit, conversion on
+ * both sides of the anchor, no overflow over long spans, and how far a
+ * line fitted to two noisy pairs strays between and beyond them. */
+#include "clock.h"
+#include "unit.h"
+
+/* A 2.5 GHz TSC: 0.4 ns a tick. */
+#define HZ 2500000000ull
+
+static uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+static uint64_t tsc_at(uint64_t ns) { return (uint64_t)((unsigned __int128)ns * HZ / 1000000000u); }
+
+START_TEST(fit_exact_rate)
+{
+    uint64_t m = d9_clock_fit(1000, 5000, 1000 + HZ, 5000 + 1000000000u);
+    /* 0.4 ns a tick in 32.32 fixed point, within one unit */
+    uint64_t want = (uint64_t)((4ull << D9_CLOCK_SHIFT) / 10);
+    ck_assert_uint_le(absdiff(m, want), 1);
+}
+END_TEST
+
+START_TEST(fit_rejects_backwards)
+{
+    ck_assert_uint_eq(d9_clock_fit(100, 10, 100, 20), 0); /* no ticks */
+    ck_assert_uint_eq(d9_clock_fit(100, 10, 50, 20), 0);  /* TSC went back */
+    ck_assert_uint_eq(d9_clock_fit(100, 20, 200, 10), 0); /* ns went back */
+}
+END_TEST
+
+START_TEST(convert_both_sides)
+{
+    uint64_t t0 = tsc_at(7000000000ull), n0 = 7000000000ull;
+    struct d9_clock_line l = {t0, n0, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    ck_assert_uint_eq(d9_line_ns(&l, t0), n0);
+    /* 1 ms either side: exact to 1 ns */
+    uint64_t after = d9_line_ns(&l, t0 + tsc_at(1000000));
+    uint64_t before = d9_line_ns(&l, t0 - tsc_at(1000000));
+    ck_assert_uint_le(absdiff(after, n0 + 1000000), 1);
+    ck_assert_uint_le(absdiff(before, n0 - 1000000), 1);
+    /* before ns 0: clamped, not wrapped */
+    struct d9_clock_line early = {1000000, 5, l.mult};
+    ck_assert_uint_eq(d9_line_ns(&early, 0), 0);
+}
+END_TEST
+
+START_TEST(long_span_no_overflow)
+{
+    /* A year of ticks from the anchor: 128-bit product, ns within 1 ppm */
+    uint64_t year = 365ull * 86400 * 1000000000u;
+    struct d9_clock_line l = {5, 0, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    uint64_t ns = d9_line_ns(&l, 5 + tsc_at(year));
+    ck_assert_uint_le(absdiff(ns, year), year / 1000000);
+}
+END_TEST
+
+START_TEST(monotonic_in_ticks)
+{
+    struct d9_clock_line l = {tsc_at(1000000000u), 1000000000u, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    uint64_t prev = 0;
+    for (uint64_t t = l.tsc - 100000; t < l.tsc + 100000; t += 7) {
+        uint64_t ns = d9_line_ns(&l, t);
+        ck_assert_uint_ge(ns, prev);
+        prev = ns;
+    }
+}
+END_TEST
+
+/* Pairs off by up to 30 ns (a noisy reading), 250 ms apart (a writer
+ * cycle): between them the error stays under the pairs' own; 250 ms
+ * beyond, under 100 ns. */
+START_TEST(noisy_pairs_error)
+{
+    uint64_t n0 = 3000000000ull, n1 = n0 + 250000000u;
+    uint64_t m = d9_clock_fit(tsc_at(n0), n0 + 30, tsc_at(n1), n1 - 30);
+    struct d9_clock_line l = {tsc_at(n1), n1 - 30, m};
+    for (uint64_t n = n0; n <= n1 + 250000000u; n += 1000000) {
+        uint64_t got = d9_line_ns(&l, tsc_at(n));
+        ck_assert_uint_le(absdiff(got, n), n <= n1 ? 31 : 100);
+    }
+}
+END_TEST
+
+START_TEST(ticks_ns_rounding)
+{
+    uint64_t m = d9_clock_fit(0, 0, HZ, 1000000000u);
+    ck_assert_uint_eq(d9_ticks_ns(0, m), 0);
+    ck_assert_uint_le(absdiff(d9_ticks_ns(HZ, m), 1000000000u), 1); /* one second of ticks */
+}
+END_TEST
+
+D9_SUITE(clock)
+{
+    TCase *tc = tcase_create("line");
+    tcase_add_test(tc, fit_exact_rate);
+    tcase_add_test(tc, fit_rejects_backwards);
+    tcase_add_test(tc, convert_both_sides);
+    tcase_add_test(tc, long_span_no_overflow);
+    tcase_add_test(tc, monotonic_in_ticks);
+    tcase_add_test(tc, noisy_pairs_error);
+    tcase_add_test(tc, ticks_ns_rounding);
+    suite_add_tcase(s, tc);
+    return s;
+}
