@@ -70,6 +70,7 @@ static struct tid_counts meta;  /* the block being built */
 static struct tid_counts carry; /* forced out, not yet in a DROP record */
 /* The current outage: kept blocks written, and events forced out. */
 static uint64_t outage_blocks, outage_bytes, outage_lost;
+static uint64_t outage_peak; /* most bytes held in memory at once (the bound applies to this) */
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -217,11 +218,12 @@ static void end_outage(void)
 {
     if (!d9_seg_resume())
         return;
-    d9_log("writing to %s again; %llu blocks (%llu bytes) kept in memory during the outage written first, "
-           "%llu events forced out of memory (DIAL9_FLIGHT_MAX_BYTES, counted as dropped)",
+    d9_log("writing to %s again; %llu blocks (%llu bytes) kept in memory during the outage written first "
+           "(at most %llu bytes held at once), %llu events forced out of memory (DIAL9_FLIGHT_MAX_BYTES, "
+           "counted as dropped)",
            d9_seg_dir_path(), (unsigned long long)outage_blocks, (unsigned long long)outage_bytes,
-           (unsigned long long)outage_lost);
-    outage_blocks = outage_bytes = outage_lost = 0;
+           (unsigned long long)outage_peak, (unsigned long long)outage_lost);
+    outage_blocks = outage_bytes = outage_lost = outage_peak = 0;
 }
 
 /* Continuous mode: the ring the blocks of an outage wait in, mapped at the
@@ -256,8 +258,11 @@ static void store_block(size_t n)
     }
     if (d9_seg_stopped() || keep_ready() < 0)
         discarded += weight_of(&meta);
-    else
+    else {
         d9_flight_add(out, n, meta.e, meta.n * sizeof(meta.e[0]), d9_now());
+        if (d9_flight_bytes() > outage_peak)
+            outage_peak = d9_flight_bytes();
+    }
 }
 
 /* Writes the ring's blocks, oldest first, and forgets them; stops at a
@@ -519,7 +524,7 @@ int d9_writer_start(void)
     seg_blocks = 0;
     discarded = 0;
     meta.n = carry.n = 0;
-    outage_blocks = outage_bytes = outage_lost = 0;
+    outage_blocks = outage_bytes = outage_lost = outage_peak = 0;
 
     sigset_t all, old;
     sigfillset(&all);
