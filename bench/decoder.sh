@@ -73,6 +73,8 @@ measure() {
   done
   printf "| %s | %s | %.1f | %.1f | %s |\n" "$events" "$name" "$(median <"$tmp/rate" | awk '{print $1 / 1e6}')" \
     "$(median <"$tmp/cpurate" | awk '{print $1 / 1e6}')" "$(median <"$tmp/rss")"
+  # For the verdicts: "events name Mev/s RSS" of every measurement.
+  echo "$events ${name// /_} $(median <"$tmp/rate" | awk '{print $1 / 1e6}') $(median <"$tmp/rss")" >>"$tmp/all"
 }
 
 for n in $SIZES; do make_trace "$n"; done
@@ -94,3 +96,14 @@ echo
 for n in $SIZES; do
   echo "- $(cat "$cache/$n/events") events: $(du -sb "$cache/$n/trace" | cut -f1) bytes of segments"
 done
+# One verdict per issue 5 target, on the largest trace: >= 50M events/s for
+# check and summary; peak RSS that does not grow with the trace (largest
+# trace within 1.5x of the smallest, for every command).
+echo
+awk '{ if (!($2 in small) || $1 < se[$2]) { small[$2] = $4; se[$2] = $1 }
+       if (!($2 in big) || $1 > be[$2]) { big[$2] = $4; be[$2] = $1; rate[$2] = $3 } }
+     END { for (c in rate) if (c == "check" || c == "summary")
+             printf "- verdict: %s >= 50M events/s on %d events: %.1f (%s)\n", c, be[c], rate[c], (rate[c] >= 50 ? "met" : "MISSED")
+           grow = 0; worst = ""
+           for (c in big) if (big[c] > 1.5 * small[c]) { grow = 1; worst = worst " " c }
+           printf "- verdict: peak RSS does not grow with the trace (largest within 1.5x of smallest): %s\n", grow ? "MISSED:" worst : "met" }' "$tmp/all"
