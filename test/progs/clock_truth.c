@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define MAX_THREADS 8
 #define MAX_CALLS 200000
 #define PERIOD_NS 100000 /* one call per 100 us */
@@ -36,13 +38,6 @@ struct thread {
 static struct thread threads[MAX_THREADS];
 static uint64_t run_ns;
 static int ncpu;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void pin(int cpu)
 {

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define MAX_WORKERS 8
 #define MAX_SLOW 8192 /* per thread; more is reported as an overflow */
 
@@ -53,13 +55,6 @@ struct thread_rec {
 static uint64_t threshold_ns;
 static atomic_int stop, go;
 static char file_path[] = "/tmp/story_fdtable.XXXXXX";
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void note(struct thread_rec *r, int call, uint64_t t0, uint64_t t1)
 {

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define MAX_WORKERS 16
 
 struct wait_rec {
@@ -42,13 +44,6 @@ static int iters;
 static uint64_t hold_ns, threshold_ns;
 static pthread_mutex_t global = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int go;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void spin_ns(uint64_t ns)
 {

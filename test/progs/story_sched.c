@@ -39,6 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "now.h"
+
 #define NWORKERS 4
 #define MAX_ROUNDS 1000
 #define MAX_HOGS 16
@@ -77,13 +79,6 @@ struct hog {
 
 static struct hog hogs[MAX_HOGS];
 static _Atomic int hogs_stop;
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
     fprintf(stderr, "story_sched: %s: %s\n", what, strerror(errno));
