@@ -108,6 +108,7 @@ void d9_seg_fds_closing(unsigned first, unsigned last) { closing(first, last); }
 
 static void seal_lost(void);
 static void verify_fds(void);
+static int refresh_dirs(void);
 
 static void enter(void)
 {
@@ -417,6 +418,8 @@ static int seg_open(void)
             return -1;
         if (errno == ENOENT && reopen_dirs() == 0 && create_seg() == 0)
             goto created; /* the directory was removed: recreated */
+        if (errno == EBADF && refresh_dirs() == 0 && create_seg() == 0)
+            goto created; /* its fd was closed by a raw syscall: reopened */
         if (failed)
             return -1;
         return suspend("cannot create a segment in", proc_path);
@@ -452,8 +455,44 @@ created:;
     return 0; /* the outage ends once blocks are written: a header may fit where no block does */
 }
 
+/* After EBADF from a raw-syscall close that verify_fds could not see yet:
+ * forget the fds no longer ours (their numbers are never closed: the host
+ * may reuse them) and reopen the process directory by name. */
+static int refresh_dirs(void)
+{
+    verify_fds();
+    return open_proc();
+}
+
+/* The host closed the segment's fd with a raw syscall after verify_fds
+ * (the number not reused: EBADF). Not a disk fault: cut what this write
+ * left of a block, by name, and seal the file (or remove it when it holds
+ * no block, so the name is reused). Returns -2: write again, in a new
+ * segment. */
+static int lost_mid_write(uint64_t good)
+{
+    char name[D9_NAME_MAX];
+    seg_name(name, sizeof(name), seq, 1);
+    set_fd(FD_SEG, -1); /* not ours any more: never close that number */
+    refresh_dirs();     /* the same close may have taken the directory's fd */
+    int fd = fd_of(FD_PROC) >= 0 ? openat(fd_of(FD_PROC), name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int cut = fd >= 0 && ftruncate(fd, (off_t)good) == 0;
+    if (fd >= 0)
+        close(fd);
+    if (good <= seg_hdr_len || !cut) {
+        if (fd_of(FD_PROC) >= 0)
+            unlinkat(fd_of(FD_PROC), name, 0);
+        seg_size = 0;
+    } else {
+        seg_size = good;
+        seal_lost();
+    }
+    return -2;
+}
+
 /* Whole buffer, or: cut the partial block, seal what is whole (the file
- * stays valid to its end), suspend and return -1. */
+ * stays valid to its end), suspend and return -1; -2 when the host closed
+ * the fd under the write (lost_mid_write). */
 static int write_all(const void *buf, size_t len)
 {
     const uint8_t *p = buf;
@@ -462,6 +501,8 @@ static int write_all(const void *buf, size_t len)
         ssize_t w = write(fd_of(FD_SEG), p, len);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w < 0 && errno == EBADF)
+            return lost_mid_write(good);
         if (w <= 0) {
             if (w == 0)
                 errno = ENOSPC;
@@ -512,10 +553,20 @@ static int seg_write(const void *buf, size_t len)
 {
     if (failed)
         return -1;
-    if (fd_of(FD_SEG) < 0 && seg_open() < 0) /* its fd was closed by the host: a new segment */
-        return -1;
-    if (fd_of(FD_SEG) < 0 || write_all(buf, len) < 0)
-        return failed ? -1 : 0; /* not written: the writer keeps it (d9_seg_failed) */
+    /* Twice at most: once more in a new segment when the host closed the
+     * fd under the write (-2). */
+    for (int tries = 0; tries < 2; tries++) {
+        if (fd_of(FD_SEG) < 0 && seg_open() < 0) /* its fd was closed by the host: a new segment */
+            return -1;
+        /* No fd after seg_open: suspended, or its header write lost the fd. */
+        int rc = fd_of(FD_SEG) < 0 ? -2 : write_all(buf, len);
+        if (rc == 0)
+            return 0;
+        if (rc == -1 || d9_seg_failed())
+            return failed ? -1 : 0; /* not written: the writer keeps it (d9_seg_failed) */
+    }
+    errno = EBADF;
+    suspend("cannot write to", proc_path); /* closed under us twice: keep it, retry later */
     return 0;
 }
 
