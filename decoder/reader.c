@@ -290,6 +290,15 @@ static inline int get_varint(struct cursor *c, uint64_t *v)
     return n ? 0 : -1;
 }
 
+/* Steps over the n bytes of a 'b' value; -1 when they are not all there. */
+static int skip_bytes(struct cursor *c, uint64_t n)
+{
+    if (n > (uint64_t)(c->end - c->p))
+        return -1;
+    c->p += n;
+    return 0;
+}
+
 /* Decodes field f of kind k from c into ev; the first 'b' field (*named
  * still 0) is the name. */
 static int get_field(struct cursor *c, char k, unsigned f, struct d9_event *ev, int *named)
@@ -298,14 +307,14 @@ static int get_field(struct cursor *c, char k, unsigned f, struct d9_event *ev, 
     if (get_varint(c, &v) < 0)
         return -1;
     if (k == 'b') {
-        if (v > (uint64_t)(c->end - c->p))
+        const uint8_t *bytes = c->p;
+        if (skip_bytes(c, v) < 0)
             return -1;
         if (!*named) {
             *named = 1;
             ev->name_len = (uint8_t)(v < sizeof(ev->name) ? v : sizeof(ev->name));
-            memcpy(ev->name, c->p, ev->name_len);
+            memcpy(ev->name, bytes, ev->name_len);
         }
-        c->p += v;
     } else if (k == 's') {
         v = (uint64_t)d9_unzigzag(v);
     }
@@ -332,11 +341,8 @@ static int skip_values(struct cursor *c, char k, uint64_t count)
         uint64_t v;
         if (get_varint(c, &v) < 0)
             return -1;
-        if (k == 'b') {
-            if (v > (uint64_t)(c->end - c->p))
-                return -1;
-            c->p += v;
-        }
+        if (k == 'b' && skip_bytes(c, v) < 0)
+            return -1;
     }
     return 0;
 }
