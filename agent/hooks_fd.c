@@ -39,24 +39,32 @@ static inline void tbl_copy(int fd, int old)
         d9_fd_copy(fd, old);
 }
 
-/* fd is about to be closed by the host: forget its kind; tell the segment
- * layer (not for the agent's own closes: d9_busy). */
-static inline void closing(int fd)
+/* [first, last] are about to be closed by the host: forget their kinds;
+ * tell the segment layer (not for the agent's own closes: d9_busy).
+ * Returns 1 when closed() must follow the real call. */
+static inline int closing_range(unsigned first, unsigned last)
 {
-    if (D9_UNLIKELY(d9_in_vfork))
-        return;
-    d9_fd_forget(fd);
-    if (D9_LIKELY(!d9_busy))
-        d9_seg_fd_closing(fd);
+    if (D9_UNLIKELY(d9_in_vfork) || first > last)
+        return 0;
+    if (first == last)
+        d9_fd_forget((int)first);
+    else
+        d9_fd_clear_range(first, last);
+    if (D9_UNLIKELY(d9_busy))
+        return 0;
+    d9_seg_close_begin(first, last);
+    return 1;
 }
 
-static void closing_range(unsigned first, unsigned last)
+static inline int closing(int fd)
 {
-    if (d9_in_vfork || first > last)
-        return;
-    d9_fd_clear_range(first, last);
-    if (!d9_busy)
-        d9_seg_fds_closing(first, last);
+    return fd >= 0 ? closing_range((unsigned)fd, (unsigned)fd) : 0;
+}
+
+static inline void closed(int begun)
+{
+    if (begun)
+        d9_seg_close_end();
 }
 
 /* ---- fds made by a timed call ------------------------------------------ */
@@ -210,10 +218,10 @@ D9_EXPORT int epoll_create1(int flags)
 #define D9_DUP_BODY(name, call, old, new, args, copy_cond)                     \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     unsigned kind_ = d9_fd_kind(old);                                          \
-    if ((new) >= 0 && (copy_cond))                                             \
-        closing(new); /* replaced: closed by the kernel */                    \
+    int begun_ = (copy_cond) ? closing(new) : 0; /* replaced: closed by the kernel */ \
     uint64_t t0_ = d9_slow_start();                                            \
     int ret_ = real_ args;                                                     \
+    closed(begun_);                                                            \
     if (ret_ >= 0 && (copy_cond))                                              \
         tbl_copy(ret_, old);                                                   \
     d9_slow_end(t0_, call, old, kind_);                                        \
@@ -271,9 +279,10 @@ D9_EXPORT int close(int fd)
 {
     D9_REAL_OR_FAIL(real_, close, -1);
     unsigned kind = d9_fd_kind(fd);
-    closing(fd);
+    int begun = closing(fd);
     uint64_t t0 = d9_slow_start();
     int ret = real_(fd);
+    closed(begun);
     d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
     return ret;
 }
@@ -281,9 +290,10 @@ D9_EXPORT int close(int fd)
 D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
     D9_REAL_OR_FAIL(real_, close_range, -1);
-    if (!(flags & CLOSE_RANGE_CLOEXEC))
-        closing_range(first, last); /* before: the numbers are free after */
-    return real_(first, last, flags);
+    int begun = flags & CLOSE_RANGE_CLOEXEC ? 0 : closing_range(first, last); /* before: the numbers are free after */
+    int ret = real_(first, last, flags);
+    closed(begun);
+    return ret;
 }
 
 D9_EXPORT void closefrom(int first)
@@ -291,9 +301,10 @@ D9_EXPORT void closefrom(int first)
     __typeof__(d9_real.closefrom) real_ = D9_REAL(closefrom);
     if (first < 0)
         first = 0;
-    closing_range((unsigned)first, ~0u);
+    int begun = closing_range((unsigned)first, ~0u);
     if (real_)
         real_(first);
+    closed(begun);
 }
 
 /* ---- wakes through fds ------------------------------------------------- */

@@ -33,6 +33,7 @@ static char base_path[PATH_MAX + D9_DIR_MAX]; /* DIAL9_DIR made absolute (daemon
 static char proc_name[D9_NAME_MAX];           /* <exe>.<pid>[.N] once created */
 static dev_t base_dev, proc_dev, seg_dev;
 static ino_t base_ino, proc_ino, seg_ino;
+static int proc_known; /* proc_dev/ino read (not yet when a raw close took the new fd) */
 static char proc_path[sizeof(base_path) + D9_NAME_MAX];
 static char exe[PATH_MAX], host[65];
 static const char *exe_base = "unknown";
@@ -69,42 +70,98 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
 
 /* ---- Fds closed by the host -------------------------------------------- */
 
-/* A closer marks the fd lost and then waits for an open section to end;
- * a section starts by making `section` odd and then reading `lost`. Both
- * sides are seq_cst: either the writer sees the mark, or the closer sees
- * the section and waits for it, so the writer never uses a number the host
- * has closed (and may have reused). */
-static void wait_section(void)
+/* A host close must never take a number the writer is about to use, nor
+ * one it has just made. Two gates:
+ * - `closers` counts host closes between d9_seg_close_begin and _end; the
+ *   writer makes an fd (open, openat) only with `opening` raised and no
+ *   closer inside, and a closer that finds `opening` raised steps out until
+ *   the fd is in own[]. So a close either sees the new fd in own[] or ends
+ *   before it exists: a close loop or close_range never closes an fd the
+ *   writer has not recorded.
+ * - A close that hits one of own[] marks it lost and, while a writer
+ *   section is open, waits for it to end; a section starts by making
+ *   `section` odd and then reading `lost`. Both sides are seq_cst: either
+ *   the writer sees the mark, or the closer sees the section and waits, so
+ *   the writer never uses a number the host has closed (and may reuse).
+ * The writer waits for closers at most D9_SEG_GATE_MS (a closer that
+ * longjmps out of a signal handler never leaves): then it opens anyway,
+ * and a raw close is what it would be without the gate (EBADF, below). */
+#define D9_SEG_GATE_MS 50
+static _Atomic uint32_t closers; /* futex word */
+static _Atomic uint32_t opening; /* futex word: 1 while the writer makes an fd */
+
+/* Host threads call these: errno is kept. */
+static void wait_word(_Atomic uint32_t *w, uint32_t v, long ns)
 {
-    uint32_t s = atomic_load(&section);
-    struct timespec tick = {0, 10000000};
-    while ((s & 1) && atomic_load(&section) == s)
-        futex(&section, FUTEX_WAIT_PRIVATE, s, &tick);
+    int err = errno;
+    struct timespec tick = {0, ns};
+    futex(w, FUTEX_WAIT_PRIVATE, v, &tick);
+    errno = err;
 }
 
-static void closing(unsigned first, unsigned last)
+static void wait_section(uint32_t s)
 {
-    unsigned hit = 0;
-    for (int i = 0; i < FD_N; i++) {
-        int fd = fd_of(i);
-        if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
-            hit |= 1u << i;
-    }
-    if (!hit)
-        return;
-    atomic_fetch_or(&lost, hit);
     atomic_fetch_add(&waiters, 1);
-    wait_section();
+    while (atomic_load(&section) == s)
+        wait_word(&section, s, 10000000);
     atomic_fetch_sub(&waiters, 1);
 }
 
-void d9_seg_fd_closing(int fd)
+void d9_seg_close_end(void)
 {
-    if (fd >= 0)
-        closing((unsigned)fd, (unsigned)fd);
+    if (atomic_fetch_sub(&closers, 1) == 1 && atomic_load(&opening)) {
+        int err = errno;
+        futex(&closers, FUTEX_WAKE_PRIVATE, 1, NULL);
+        errno = err;
+    }
 }
 
-void d9_seg_fds_closing(unsigned first, unsigned last) { closing(first, last); }
+void d9_seg_close_begin(unsigned first, unsigned last)
+{
+    for (;;) {
+        atomic_fetch_add(&closers, 1);
+        if (atomic_load(&opening)) { /* an fd being made: wait until it is in own[] */
+            d9_seg_close_end();
+            while (atomic_load(&opening))
+                wait_word(&opening, 1, 10000000);
+            continue;
+        }
+        unsigned hit = 0;
+        for (int i = 0; i < FD_N; i++) {
+            int fd = fd_of(i);
+            if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
+                hit |= 1u << i;
+        }
+        if (!hit)
+            return;
+        atomic_fetch_or(&lost, hit);
+        uint32_t s = atomic_load(&section);
+        if (!(s & 1))
+            return; /* a section that starts now sees the mark */
+        d9_seg_close_end(); /* the section may need to make an fd to finish */
+        wait_section(s);
+    }
+}
+
+/* The writer makes an fd between gate_enter and gate_leave, and stores it
+ * in own[] before leaving. */
+static void gate_enter(void)
+{
+    atomic_store(&opening, 1);
+    uint32_t c = atomic_load(&closers);
+    if (!c)
+        return;
+    uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
+    do
+        wait_word(&closers, c, 1000000);
+    while ((c = atomic_load(&closers)) != 0 && d9_now() < deadline);
+}
+
+static void gate_leave(void)
+{
+    atomic_store(&opening, 0);
+    futex(&opening, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
 
 static void seal_lost(void);
 static void verify_fds(void);
@@ -154,6 +211,7 @@ static void set_pid(void)
 {
     pid = (uint32_t)getpid();
     proc_name[0] = 0;
+    proc_known = 0;
     snprintf(proc_path, sizeof(proc_path), "%s/%.40s.%u", base_path, exe_base, pid);
 }
 
@@ -176,14 +234,11 @@ static int mkdir_p(const char *dir)
 
 /* The base directory must not be someone else's: owned by us, or by root
  * and not writable by others unless sticky (like /tmp). */
-static int dir_is_safe(int fd)
+static int dir_is_safe(const struct stat *st)
 {
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return 0;
-    if (st.st_uid == geteuid())
+    if (st->st_uid == geteuid())
         return 1;
-    return st.st_uid == 0 && (!(st.st_mode & S_IWOTH) || (st.st_mode & S_ISVTX));
+    return st->st_uid == 0 && (!(st->st_mode & S_IWOTH) || (st->st_mode & S_ISVTX));
 }
 
 /* ---- Faults ------------------------------------------------------------ */
@@ -236,20 +291,35 @@ int d9_seg_failed(void)
 
 /* ---- Directories ------------------------------------------------------- */
 
+/* fd was just made and fstat failed on it: a raw-syscall close between the
+ * two. The number is not ours any more: never close it. errno EBADF sends
+ * seg_open to reopen by name. */
+static int lost_new_fd(int fd)
+{
+    if (fd >= 0)
+        errno = EBADF;
+    return -1;
+}
+
 static int open_base(void)
 {
     if (fd_of(FD_BASE) >= 0)
         return 0;
-    int fd;
-    if (mkdir_p(base_path) < 0 || (fd = open(base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    if (mkdir_p(base_path) < 0)
         return -1;
-    set_fd(FD_BASE, fd);
+    gate_enter();
+    int fd = open(base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (fstat(fd, &st) == 0) {
+    int known = fd >= 0 && fstat(fd, &st) == 0;
+    if (known) {
+        set_fd(FD_BASE, fd);
         base_dev = st.st_dev;
         base_ino = st.st_ino;
     }
-    if (!dir_is_safe(fd))
+    gate_leave();
+    if (!known)
+        return lost_new_fd(fd);
+    if (!dir_is_safe(&st))
         return stop("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", cfg->dir);
     return 0;
 }
@@ -281,17 +351,22 @@ static int open_proc(void)
         return -1;
     }
     snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
+    gate_enter();
     int fd = openat(base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    set_fd(FD_PROC, fd);
     struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -1;
-    if (!made && (st.st_dev != proc_dev || st.st_ino != proc_ino))
+    int known = fd >= 0 && fstat(fd, &st) == 0;
+    if (known)
+        set_fd(FD_PROC, fd);
+    gate_leave();
+    if (!known)
+        return lost_new_fd(fd);
+    if (made)
+        proc_known = 0; /* ours whatever it is: new */
+    if (proc_known && (st.st_dev != proc_dev || st.st_ino != proc_ino))
         return stop("%s was replaced by another directory; recording stopped", proc_path);
     proc_dev = st.st_dev;
     proc_ino = st.st_ino;
+    proc_known = 1;
     return 0;
 }
 
@@ -384,16 +459,23 @@ static int create_seg(void)
     char name[D9_NAME_MAX];
     for (int tries = 0; tries < 100; tries++) {
         seg_name(name, sizeof(name), seq, 1);
+        gate_enter();
         int fd = openat(fd_of(FD_PROC), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
         struct stat st;
-        if (fd >= 0 && fstat(fd, &st) == 0) {
+        int known = fd >= 0 && fstat(fd, &st) == 0;
+        if (known) {
             set_fd(FD_SEG, fd);
             seg_dev = st.st_dev;
             seg_ino = st.st_ino;
-            return 0;
         }
-        if (fd >= 0) {
-            close(fd);
+        gate_leave();
+        if (known)
+            return 0;
+        if (fd >= 0) { /* made, then closed by a raw syscall: remove it, same name again */
+            refresh_dirs();
+            if (fd_of(FD_PROC) >= 0)
+                unlinkat(fd_of(FD_PROC), name, 0);
+            errno = EBADF;
             return -1;
         }
         if (errno != EEXIST)
@@ -475,10 +557,12 @@ static int lost_mid_write(uint64_t good)
     seg_name(name, sizeof(name), seq, 1);
     set_fd(FD_SEG, -1); /* not ours any more: never close that number */
     refresh_dirs();     /* the same close may have taken the directory's fd */
+    gate_enter(); /* held while the fd lives: it is in no own[] slot */
     int fd = fd_of(FD_PROC) >= 0 ? openat(fd_of(FD_PROC), name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
     int cut = fd >= 0 && ftruncate(fd, (off_t)good) == 0;
     if (fd >= 0)
         close(fd);
+    gate_leave();
     if (good <= seg_hdr_len || !cut) {
         if (fd_of(FD_PROC) >= 0)
             unlinkat(fd_of(FD_PROC), name, 0);
@@ -593,9 +677,12 @@ static void rename_sealed(void)
     char from[D9_NAME_MAX], to[D9_NAME_MAX];
     seg_name(from, sizeof(from), seq, 1);
     seg_name(to, sizeof(to), seq, 0);
-    if (fd_of(FD_PROC) < 0 && open_proc() < 0)
+    if (fd_of(FD_PROC) < 0 && open_proc() < 0 && !(errno == EBADF && refresh_dirs() == 0))
         return;
-    if (renameat(fd_of(FD_PROC), from, fd_of(FD_PROC), to) < 0) {
+    int rc = renameat(fd_of(FD_PROC), from, fd_of(FD_PROC), to);
+    if (rc < 0 && (errno == EBADF || errno == ENOTDIR) && refresh_dirs() == 0)
+        rc = renameat(fd_of(FD_PROC), from, fd_of(FD_PROC), to); /* its fd closed by a raw syscall */
+    if (rc < 0) {
         if (!retry_at)
             d9_log("cannot seal %s/%s: %s", proc_path, from, strerror(errno));
     } else {
@@ -651,6 +738,8 @@ void d9_seg_after_fork_child(void)
     drop_fd(FD_PROC);
     atomic_store(&lost, 0);
     atomic_store(&waiters, 0);
+    atomic_store(&closers, 0); /* another thread of the parent may have been closing */
+    atomic_store(&opening, 0);
     atomic_store(&exec_pending, 0);
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;

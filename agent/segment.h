@@ -1,7 +1,7 @@
 /* segment.h - the files: DIAL9_DIR/<exe>.<pid>/NNNNNN.d9.open while being
  * written, renamed NNNNNN.d9 when sealed; retention by total size.
  * Used by the writer thread only (and by init/fork handlers before it runs),
- * except d9_seg_fd_closing / d9_seg_fds_closing / d9_seg_exec_pending,
+ * except d9_seg_close_begin / d9_seg_close_end / d9_seg_exec_pending,
  * which the interposers call from any thread.
  *
  * Faults: an error creating or writing a segment (disk full, directory
@@ -63,13 +63,17 @@ uint64_t d9_seg_opened_ns(void); /* CLOCK_MONOTONIC ns when it was opened */
  * touching them; the child's directory is created by the next d9_seg_open. */
 void d9_seg_after_fork_child(void);
 
-/* The host is about to close fd (close, dup2/dup3 onto it) or every fd in
- * [first, last] (close_range, closefrom). If one is the agent's, it is
- * marked lost and the call waits until the writer no longer uses it; the
- * writer then reopens by path (a new segment) and never touches that fd
- * number again. Not for agent code (d9_busy): the writer would wait on itself. */
-void d9_seg_fd_closing(int fd);
-void d9_seg_fds_closing(unsigned first, unsigned last);
+/* The host is about to close every fd in [first, last] (close and dup2/dup3
+ * onto an fd: first == last; close_range, closefrom); d9_seg_close_end
+ * follows the real call, on every path. If one is the agent's, it is marked
+ * lost and begin waits until the writer no longer uses it; the writer then
+ * reopens by path (a new segment) and never touches that number again.
+ * Between begin and end the writer makes no fd, so the call cannot close
+ * one it has not recorded yet. Waits are bounded (futex ticks; the writer
+ * gives up waiting on closers after D9_SEG_GATE_MS). Not for agent code
+ * (d9_busy): the writer would wait on itself. */
+void d9_seg_close_begin(unsigned first, unsigned last);
+void d9_seg_close_end(void);
 
 /* An exec is about to replace the image (on = 1) or failed (on = 0): while
  * on, the writer seals the segment at the end of every cycle (its opening

@@ -9,10 +9,17 @@
  *             close_range), each time opening FILE (argv[2]) which takes a
  *             freed number and writing lines to it while sleeping on;
  *             "closeall pid=P sleeps=N lines=L fd=F,G"
+ *   closestorm  a thread naps in a loop while the main thread, ROUNDS
+ *             (argv[3]) times, closes every fd >= 3 (close loop,
+ *             close_range, and with "raw" in argv[4] the raw syscall too),
+ *             opens FILE, writes a line and naps once; "closestorm pid=P
+ *             sleeps=N lines=L napper=T:M" (T the napper's tid, M its naps)
  *   secure    prints "agent=yes|no recording=R" (dial9_is_recording)
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +130,54 @@ static int do_closeall(const char *path)
     return 0;
 }
 
+static atomic_int storm_over;
+static int napper_naps, napper_tid;
+
+static void *napper(void *arg)
+{
+    (void)arg;
+    napper_tid = (int)syscall(SYS_gettid);
+    while (!atomic_load(&storm_over)) {
+        struct timespec d = {0, 50000};
+        nanosleep(&d, NULL);
+        napper_naps++;
+    }
+    return NULL;
+}
+
+/* The agent's fds are closed under its writer, which runs often (the test
+ * sets DIAL9_FLUSH_MS=1) while the napper fills its ring. */
+static int do_closestorm(const char *path, int rounds, int raw)
+{
+    int lines = 0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, napper, NULL))
+        return 1;
+    for (int r = 0; r < rounds; r++) {
+        switch (r % (raw ? 3 : 2)) {
+        case 0:
+            for (int fd = 3; fd < 64; fd++)
+                close(fd);
+            break;
+        case 1:
+            close_range(3, ~0u, 0);
+            break;
+        default:
+            syscall(SYS_close_range, 3u, ~0u, 0);
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        char line[64];
+        int n = snprintf(line, sizeof(line), "user line %d\n", lines++);
+        if (fd < 0 || write(fd, line, (size_t)n) != n)
+            return 1;
+        nap(200000);
+    }
+    atomic_store(&storm_over, 1);
+    pthread_join(t, NULL);
+    printf("closestorm pid=%d sleeps=%d lines=%d napper=%d:%d\n", getpid(), sleeps, lines, napper_tid, napper_naps);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -140,12 +195,14 @@ int main(int argc, char **argv)
         return do_spawn();
     if (!strcmp(mode, "closeall") && argc > 2)
         return do_closeall(argv[2]);
+    if (!strcmp(mode, "closestorm") && argc > 3)
+        return do_closestorm(argv[2], atoi(argv[3]), argc > 4 && !strcmp(argv[4], "raw"));
     if (!strcmp(mode, "secure")) {
         int (*rec)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "dial9_is_recording");
         naps(SLEEPS);
         printf("agent=%s recording=%d\n", rec ? "yes" : "no", rec ? rec() : 0);
         return 0;
     }
-    fprintf(stderr, "usage: lifecycle_child exec|vfork|spawn|closeall FILE|secure\n");
+    fprintf(stderr, "usage: lifecycle_child exec|vfork|spawn|closeall FILE|closestorm FILE ROUNDS [raw]|secure\n");
     return 2;
 }
