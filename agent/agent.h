@@ -78,6 +78,7 @@ void d9_thread_exit(void);
 extern uint64_t d9_slow_stamps D9_HIDDEN;     /* DIAL9_SLOW_SYSCALL_US */
 extern uint64_t d9_lock_stamps D9_HIDDEN;     /* DIAL9_LOCK_WAIT_US */
 extern uint64_t d9_min_park_stamps D9_HIDDEN; /* D9_SCHED_MIN_PARK_NS */
+extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* D9_SCHED_MIN_GAP_NS */
 
 /* d9_emit_at's every other case: first event of the thread, inside the
  * agent, recording off, a ring full or becoming half full by the cached

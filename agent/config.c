@@ -39,6 +39,7 @@ static const struct var vars[] = {
     {"DIAL9_SLOW_SYSCALL_US", K_UINT, F(slow_syscall_us), 1, 60000000, 1000},
     {"DIAL9_LOCK_WAIT_US", K_UINT, F(lock_wait_us), 1, 60000000, 100},
     {"DIAL9_SCHED", K_BOOL, F(sched), 0, 1, 1},
+    {"DIAL9_PREEMPT", K_BOOL, F(preempt), 0, 1, 0},
     {"DIAL9_MODE", K_MODE, F(mode), 0, 1, 0},
     /* The flight buffer must hold a few full blocks (~257 KiB each). */
     {"DIAL9_FLIGHT_MAX_BYTES", K_SIZE, F(flight_max_bytes), 1 * MIB, 64 * GIB, 64 * MIB},

@@ -10,7 +10,7 @@
 
 _Atomic int d9_recording;
 D9_TLS struct d9_tls d9_tls;
-uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps;
+uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps, d9_stat_gap_stamps;
 
 /* Rare: the ring just became half full. The kick may make a syscall; the
  * application's errno survives it. */

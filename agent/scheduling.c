@@ -129,6 +129,7 @@ void d9_sched_register(struct d9_slot *s)
 {
     struct d9_sched *sc = &s->sched;
     sc->park_ts = 0;
+    sc->stat_ts = 0;
     sc->sw = (struct d9_switch_state){0, 0};
     atomic_store_explicit(&sc->exit_ts, 0, memory_order_relaxed);
     if (!d9_cfg.sched)
@@ -137,7 +138,7 @@ void d9_sched_register(struct d9_slot *s)
     uint32_t on = 0;
     if (open_schedstat(sc) == 0)
         on |= D9_SCHED_STAT;
-    if (open_perf(sc) == 0)
+    if (d9_cfg.preempt && open_perf(sc) == 0)
         on |= D9_SCHED_PERF;
     atomic_store_explicit(&sc->on, on, memory_order_release); /* the writer may look now */
     errno = saved;
@@ -146,7 +147,7 @@ void d9_sched_register(struct d9_slot *s)
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
-    if (ts - sc->park_ts < d9_min_park_stamps || sc->stat_broken ||
+    if (ts - sc->park_ts < d9_min_park_stamps || ts - sc->stat_ts < d9_stat_gap_stamps || sc->stat_broken ||
         !(atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_STAT))
         return;
     int saved = errno;
@@ -157,6 +158,7 @@ void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
         if (rd > sc->run_delay)
             d9_slot_push(s, ts, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, 0);
         sc->run_delay = rd;
+        sc->stat_ts = ts;
     }
     errno = saved;
 }

@@ -6,15 +6,23 @@
  * only on an UNPARK ending a park of at least D9_SCHED_MIN_PARK_NS: the
  * wake-to-run wait of a park is part of its duration, so a shorter park
  * cannot hide a longer delay, and the read (one syscall, ~0.4-1.5 us) costs
- * at most a few percent of the time the thread spent parked. The event
- * carries the run_delay increase since the previous reading: run-queue
- * waits of the busy period before the park as well as the wake-up's.
+ * at most a few percent of the time the thread spent parked. And at most
+ * one read per D9_SCHED_MIN_GAP_NS per thread (a park longer than that
+ * always reads: the last read came before it), which bounds the cost at
+ * 0.1-0.4% of a core per thread (workers of a busy server unpark after
+ * 20 us+ parks tens of thousands of times a second). The event carries the
+ * run_delay increase since the previous reading: run-queue waits of the
+ * busy period and of parks too short to read, as well as the wake-up's.
  *
- * PREEMPT: a per-thread perf event (software dummy, context_switch=1,
- * times on CLOCK_MONOTONIC) fills a ring the kernel maps for us; the
- * writer pairs each preempting switch-out with the next switch-in. The
- * records carry their own times, so the writer puts them in a chunk of
- * their own: the decoder orders events by time.
+ * PREEMPT (only with DIAL9_PREEMPT=1): a per-thread perf event (software
+ * dummy, context_switch=1, times on CLOCK_MONOTONIC) fills a ring the
+ * kernel maps for us; the writer pairs each preempting switch-out with the
+ * next switch-in. The records carry their own times, so the writer puts
+ * them in a chunk of their own: the decoder orders events by time. Off by
+ * default: a per-task perf event puts the kernel's perf switch-out/in work
+ * on every context switch of the thread, about 1.5 us each on the bench
+ * VM (node served 26% fewer requests with it; BENCHMARKS.md). The
+ * busy-period run-queue waits still show in the next SCHED_DELAY.
  */
 #ifndef DIAL9_SCHEDULING_H
 #define DIAL9_SCHEDULING_H
@@ -26,7 +34,8 @@
 #include "dial9_format.h"
 #include "scheduling_parse.h"
 
-#define D9_SCHED_MIN_PARK_NS 20000u /* 20 us: shorter parks do not read schedstat */
+#define D9_SCHED_MIN_PARK_NS 20000u   /* 20 us: shorter parks do not read schedstat */
+#define D9_SCHED_MIN_GAP_NS 1000000u  /* 1 ms: at most one schedstat read per thread per ms */
 #define D9_PERF_DATA_PAGES 8u       /* perf ring: 32 KiB, 2048 switch records of 16 bytes */
 
 /* What a slot's owner set up (struct d9_sched.on). */
@@ -42,6 +51,7 @@ struct d9_sched {
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
     uint64_t park_ts;     /* owner: stamp (clock.h) of the thread's last PARK */
+    uint64_t stat_ts;     /* owner: stamp of the last schedstat read (0: none yet) */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
     _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
     struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */

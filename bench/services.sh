@@ -16,9 +16,11 @@
 #                       ltrace (memcached only, a 3 s load: it is ~1000x slower)
 #   BENCH_PEER_ROUNDS=3 rounds that include the peers and dial9_perf (the first ones)
 #   BENCH_MODES="off dial9 ..."  the modes to run instead (off must be one): also
-#                       dial9_nosched (DIAL9_SCHED=0: no schedstat reads, no
-#                       perf_event context switches) and dial9_perf (dial9 with
-#                       `perf record -C 0` over the load: where CPU 0's time goes)
+#                       dial9_nosched (DIAL9_SCHED=0: no schedstat reads),
+#                       dial9_preempt (DIAL9_PREEMPT=1: per-thread perf_event
+#                       context switches too; with BENCH_PEERS=1 in the peer rounds)
+#                       and dial9_perf (dial9 with `perf record -C 0` over the
+#                       load: where CPU 0's time goes)
 #   BENCH_KEEP=DIR      keep the raw per-run data (runs.tsv, load outputs) in DIR
 #   BENCH_REPORT=FILE   no runs: the report of a kept runs.tsv
 #   BENCH_FIELDS=1      where the bytes of the first dial9 trace of each service go
@@ -125,6 +127,7 @@ set_mode() { # MODE RUNDIR
         off) PRE=(env) ;;
         dial9 | dial9_perf) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace") ;;
         dial9_nosched) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace" DIAL9_SCHED=0) ;;
+        dial9_preempt) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace" DIAL9_PREEMPT=1) ;;
         strace) PRE=(strace -f -qq -o "$2/strace.out") ;;
         ltrace) PRE=(ltrace -f -o "$2/ltrace.out") ;;
         uftrace) PRE=(uftrace record --force -d "$2/uftrace.data") ;;
@@ -263,6 +266,7 @@ modes=(off dial9)
 if [ -n "${BENCH_MODES:-}" ]; then
     read -r -a modes <<<"$BENCH_MODES"
 elif [ "$PEERS" = 1 ]; then
+    modes+=(dial9_preempt)
     command -v strace >/dev/null && modes+=(strace)
     command -v uftrace >/dev/null && modes+=(uftrace)
     [ -n "$LTTNG_WRAPPER" ] && command -v lttng >/dev/null && modes+=(lttng)

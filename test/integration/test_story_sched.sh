@@ -9,7 +9,9 @@
 # program saw preemptions between its stamps and dial9's; scheduling delay
 # and preemptions within 10% or 5 ms) and `verdict` must flag wake latency and scheduling
 # delay; without hogs, `verdict` with thresholds above what the program
-# measured must not. DIAL9_SCHED=0 records neither sched_delay nor preempt.
+# measured must not. Preemptions are recorded with DIAL9_PREEMPT=1 only (the
+# hogs run); by default (the quiet run) none. DIAL9_SCHED=0 records neither
+# sched_delay nor preempt, even with DIAL9_PREEMPT=1.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/story_sched"
@@ -72,7 +74,7 @@ def rank_band(samples, pct, moved):
 
 # --- With hogs: the decoder agrees with the program, verdict flags it -------
 rounds=30
-run_story hogs --hogs "$hogs" --rounds "$rounds" --work-us 2000
+DIAL9_PREEMPT=1 run_story hogs --hogs "$hogs" --rounds "$rounds" --work-us 2000
 d9_py "$PY_COMMON"'
 truth = json.load(open(sys.argv[1]))
 events = jsonl(sys.argv[2])
@@ -203,6 +205,11 @@ lat = t["all"]["max_ns"] / 1e6
 rd = max([w["run_delay_ns"] for w in t["workers"]] + [t["waker_run_delay_ns"]]) / 1e6
 print(max(5, math.ceil(2 * lat) + 1), max(1, math.ceil(2 * rd) + 1))
 ' "$D9_TMP/quiet.truth.json") || d9_fail "cannot read the program's figures"
+d9_py '
+events = jsonl(sys.argv[1])
+expect("preempt events without DIAL9_PREEMPT", [e for e in events if e["type"] == "preempt"][:1], [])
+expect("sched_delay events without DIAL9_PREEMPT", sum(e["type"] == "sched_delay" for e in events) > 0, True)
+' "$D9_TMP/quiet.events.jsonl"
 verdict quiet --wake-latency-ms "$wake_ms" --sched-delay-ms "$delay_ms"
 grep -i 'wake\|sched' "$D9_TMP/quiet.verdict" && d9_fail "verdict flagged wake latency or scheduling delay without hogs"
 if [ "$vrc" -eq 0 ]; then
@@ -212,7 +219,7 @@ else
 fi
 
 # --- DIAL9_SCHED=0: neither source is read ------------------------------
-DIAL9_SCHED=0 run_story off --rounds 5
+DIAL9_SCHED=0 DIAL9_PREEMPT=1 run_story off --rounds 5
 d9_py '
 events = jsonl(sys.argv[1])
 sched = [e for e in events if e["type"] in ("sched_delay", "preempt")]
