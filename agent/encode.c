@@ -104,7 +104,8 @@ static uint64_t field_varint(const struct d9_raw_event *ev, char k, char src)
     return k == 's' ? d9_zigzag((int64_t)v) : v;
 }
 
-/* Encoded size of one field of kind k from source src. */
+/* Encoded size of one field of kind k from source src; for 'r' the most it
+ * can take (a new value), the column is coded when the chunk ends. */
 static size_t field_len(const struct d9_raw_event *ev, char k, char src)
 {
     if (k == 'b') {
@@ -112,7 +113,7 @@ static size_t field_len(const struct d9_raw_event *ev, char k, char src)
         size_t len = field_bytes(ev, src, bytes);
         return varint_len(len) + len;
     }
-    return varint_len(field_varint(ev, k, src));
+    return (k == 'r') + varint_len(field_varint(ev, k, src));
 }
 
 /* Encodes one field of kind k from source src at p; returns bytes written. */
@@ -171,10 +172,37 @@ static void group_by_type(struct d9_enc *e, uint32_t start[D9_EV_TYPE_MAX + 1])
         e->order[at[e->chunk[i].type]++] = (uint16_t)i;
 }
 
+/* An 'r' column (dial9_format.h): each value as its place in the list of
+ * recent values, or 0 and the value; it moves to the front either way. */
+static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, uint32_t from, uint32_t to)
+{
+    uint64_t recent[D9_RECENT];
+    unsigned nrecent = 0;
+    size_t n = 0;
+    for (uint32_t i = from; i < to; i++) {
+        uint64_t v = source_value(&e->chunk[e->order[i]], src);
+        unsigned at = 0;
+        while (at < nrecent && recent[at] != v)
+            at++;
+        if (at < nrecent) {
+            p[n++] = (uint8_t)(at + 1);
+        } else {
+            p[n++] = 0;
+            n += d9_put_varint(p + n, v);
+            at = nrecent < D9_RECENT ? nrecent++ : D9_RECENT - 1;
+        }
+        memmove(recent + 1, recent, at * sizeof(recent[0]));
+        recent[0] = v;
+    }
+    return n;
+}
+
 /* One field column: field f of the events order[from..to) (all of type s->type). */
 static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_schema_entry *s, size_t f,
                          uint32_t from, uint32_t to)
 {
+    if (s->kinds[f] == 'r')
+        return put_recent_column(p, e, s->sources[f], from, to);
     size_t n = 0;
     for (uint32_t i = from; i < to; i++)
         n += put_field(p + n, &e->chunk[e->order[i]], s->kinds[f], s->sources[f]);
@@ -209,7 +237,7 @@ void d9_enc_end_chunk(struct d9_enc *e)
         for (size_t f = 0; s && start[t] < start[t + 1] && f < D9_MAX_FIELDS && s->kinds[f]; f++)
             n += put_column(p + n, e, s, f, start[t], start[t + 1]);
     }
-    e->len += n; /* = chunk_size(e, 0, 0): room was checked per event */
+    e->len += n; /* <= chunk_size(e, 0, 0) ('r' columns take less): room was checked per event */
     e->n = 0;
 }
 

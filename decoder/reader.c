@@ -84,7 +84,7 @@ static int parse_schema(struct d9_schema *out, const uint8_t *p, size_t n)
         uint8_t t = p[i], nf = p[i + 1];
         for (size_t f = 0; f < nf; f++) {
             char k = (char)p[i + 2 + f];
-            if (k != 'u' && k != 's' && k != 'b')
+            if (k != 'u' && k != 's' && k != 'b' && k != 'r')
                 return 1;
             s.kinds[t][f] = k;
         }
@@ -147,7 +147,7 @@ static int parse_tlvs(struct d9_seg *s, const uint8_t *p, size_t n, size_t base)
 
 /* Validates the header; returns the offset where blocks start (or where to
  * scan for them), 0 when the file is not a segment, (size_t)-1 out of memory. */
-static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
+static size_t header_fields(struct d9_seg *s, const uint8_t *buf, size_t len)
 {
     if (len == 0) {
         snprintf(s->error, sizeof(s->error), "empty file");
@@ -185,6 +185,18 @@ static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
     return 16 + (size_t)hlen;
 }
 
+/* Kind 'r' is version 3's: before it, a schema (the built-in one when the
+ * header's is unusable) reads those fields as plain varints. */
+static size_t parse_header(struct d9_seg *s, const uint8_t *buf, size_t len)
+{
+    size_t pos = header_fields(s, buf, len);
+    for (unsigned t = 0; s->version < 3 && t < 256; t++)
+        for (unsigned f = 0; f < D9_MAX_FIELDS; f++)
+            if (s->schema.kinds[t][f] == 'r')
+                s->schema.kinds[t][f] = 'u';
+    return pos;
+}
+
 /* ---- Blocks ------------------------------------------------------------- */
 
 /* hdr_crc covers every header field but itself: bytes 0..19 and 24..39. */
@@ -212,7 +224,20 @@ static size_t find_block(const uint8_t *buf, size_t len, size_t from)
 
 struct cursor {
     const uint8_t *p, *end;
+    unsigned nrecent;            /* an 'r' column's recent list (dial9_format.h) */
+    uint64_t recent[D9_RECENT];
 };
+
+/* Moves the value at recent[at] (or a new one, at == nrecent) to the front. */
+static void recent_front(struct cursor *c, unsigned at, uint64_t v)
+{
+    if (at == c->nrecent && c->nrecent < D9_RECENT)
+        c->nrecent++;
+    if (at >= D9_RECENT)
+        at = D9_RECENT - 1; /* a new value when full: the oldest goes */
+    memmove(c->recent + 1, c->recent, at * sizeof(c->recent[0]));
+    c->recent[0] = v;
+}
 
 /* A version 2 chunk's columns, located (and checked to hold their values)
  * before any event of the chunk is delivered. */
@@ -299,6 +324,23 @@ static int skip_bytes(struct cursor *c, uint64_t n)
     return 0;
 }
 
+/* An 'r' value: code 0 then the value, or the code-th recent one. -1 when
+ * cut short or the code names no recent value. */
+static int get_recent(struct cursor *c, uint64_t code, uint64_t *v)
+{
+    if (code == 0) {
+        if (get_varint(c, v) < 0)
+            return -1;
+        recent_front(c, c->nrecent, *v);
+        return 0;
+    }
+    if (code > c->nrecent)
+        return -1;
+    *v = c->recent[code - 1];
+    recent_front(c, (unsigned)code - 1, *v);
+    return 0;
+}
+
 /* Decodes field f of kind k from c into ev; the first 'b' field (*named
  * still 0) is the name. */
 static int get_field(struct cursor *c, char k, unsigned f, struct d9_event *ev, int *named)
@@ -306,7 +348,11 @@ static int get_field(struct cursor *c, char k, unsigned f, struct d9_event *ev, 
     uint64_t v;
     if (get_varint(c, &v) < 0)
         return -1;
-    if (k == 'b') {
+    if (k == 'r') {
+        if (get_recent(c, v, &v) < 0)
+            return -1;
+        k = 'u'; /* to consumers, an unsigned value */
+    } else if (k == 'b') {
         const uint8_t *bytes = c->p;
         if (skip_bytes(c, v) < 0)
             return -1;
@@ -334,16 +380,21 @@ static void clear_fields(struct d9_event *ev)
     ev->name_len = 0;
 }
 
-/* Steps over count values of kind k; -1 when they do not all fit. */
+/* Steps over count values of kind k; -1 when they do not all fit (or an
+ * 'r' code names no recent value). Leaves an 'r' column's list empty. */
 static int skip_values(struct cursor *c, char k, uint64_t count)
 {
+    c->nrecent = 0;
     for (uint64_t i = 0; i < count; i++) {
         uint64_t v;
         if (get_varint(c, &v) < 0)
             return -1;
         if (k == 'b' && skip_bytes(c, v) < 0)
             return -1;
+        if (k == 'r' && get_recent(c, v, &v) < 0)
+            return -1;
     }
+    c->nrecent = 0;
     return 0;
 }
 
@@ -428,6 +479,7 @@ static int locate_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint
             if (skip_values(c, sc->kinds[t][f], col->count[t]) < 0)
                 return bad(ps, "chunk of tid %u: field %u column of type %u cut short", tid, f + 1, t);
             col->field[t][f].end = c->p;
+            col->field[t][f].nrecent = 0;
         }
     }
     return 0;
@@ -468,7 +520,7 @@ static int parse_chunk_columns(struct parse *ps, struct cursor *c, struct d9_eve
  * delivered). When fn asks to stop, ps->stop holds its return. */
 static int parse_payload(struct parse *ps, size_t n)
 {
-    struct cursor c = {ps->raw, ps->raw + n};
+    struct cursor c = {.p = ps->raw, .end = ps->raw + n};
     struct d9_event ev;
     memset(&ev, 0, sizeof(ev));
     ev.pid = ps->s->pid;

@@ -11,7 +11,7 @@
 struct d9_schema {
     uint8_t present[256];             /* 1 if the type has an entry */
     uint8_t nfields[256];
-    char kinds[256][D9_MAX_FIELDS];   /* 'u', 's' or 'b' */
+    char kinds[256][D9_MAX_FIELDS];   /* 'u', 's', 'b' or 'r' (version 3+) */
 };
 
 /* Fills s with D9_SCHEMA_TABLE. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define D9_FORMAT_VERSION 2u     /* what the agent writes: columnar chunks */
+#define D9_FORMAT_VERSION 3u     /* what the agent writes: columnar chunks, 'r' kind */
 #define D9_FORMAT_VERSION_MIN 1u /* oldest the decoder reads: row chunks */
 
 /* ---- Event vocabulary ------------------------------------------------- */
@@ -125,6 +125,12 @@ struct d9_raw_event {
  *   'u' unsigned LEB128 varint
  *   's' signed: zigzag then LEB128
  *   'b' bytes: LEB128 length then that many bytes
+ *   'r' recent (version 3+, addresses): LEB128 code; 0: a new value, as a
+ *       LEB128 varint, follows; 1..D9_RECENT: the code-th most recent
+ *       distinct value of this column in this chunk. Either way the value
+ *       moves to the front of the column's recent list (D9_RECENT entries,
+ *       empty at the column's start). Futex and condvar addresses recur:
+ *       tokio's 6-byte targets become 1 byte (BENCHMARKS.md).
  * The schema is written in every segment header (D9_TLV_SCHEMA), so a
  * decoder skips types it does not know using the segment's own description.
  * Field sources: which raw-record member each field is encoded from:
@@ -133,7 +139,7 @@ struct d9_raw_event {
  */
 struct d9_schema_entry {
     uint8_t type;
-    const char *kinds;   /* one char per field: u, s, b */
+    const char *kinds;   /* one char per field: u, s, b, r */
     const char *sources; /* one char per field: c, a, b, l, x, n */
     const char *names;   /* comma-separated JSON field names */
 };
@@ -143,19 +149,20 @@ struct d9_schema_entry {
         {D9_EV_THREAD_START, "u", "a", "parent"},                              \
         {D9_EV_THREAD_NAME, "b", "n", "name"},                                 \
         {D9_EV_THREAD_EXIT, "", "", ""},                                       \
-        {D9_EV_PARK, "uus", "cab", "call,target,timeout_ns"},                  \
+        {D9_EV_PARK, "urs", "cab", "call,target,timeout_ns"},                  \
         {D9_EV_UNPARK, "us", "cb", "call,result"},                             \
-        {D9_EV_WAKE, "uuu", "cab", "call,target,count"},                       \
+        {D9_EV_WAKE, "uru", "cab", "call,target,count"},                       \
         {D9_EV_DROP, "u", "a", "count"},                                       \
         {D9_EV_POLL_NOWAIT, "uu", "ca", "call,count"},                         \
         {D9_EV_EPOLL_CTL, "uuu", "cab", "op,epfd,fd"},                         \
         {D9_EV_SLOW_SYSCALL, "usuu", "cxlb", "call,fd,fd_kind,duration_ns"},   \
-        {D9_EV_LOCK_WAIT, "uuu", "cab", "call,target,wait_ns"},                \
+        {D9_EV_LOCK_WAIT, "uru", "cab", "call,target,wait_ns"},                \
         {D9_EV_SCHED_DELAY, "uu", "ac", "delay_ns,source"},                    \
         {D9_EV_PREEMPT, "u", "a", "duration_ns"},                              \
     }
 #define D9_SCHEMA_ENTRIES 13
 #define D9_MAX_FIELDS 8
+#define D9_RECENT 8 /* entries of an 'r' column's recent list */
 
 /* ---- Segment file ------------------------------------------------------ */
 
@@ -169,6 +176,7 @@ struct d9_schema_entry {
  *
  * Block payload after LZ4 decompression: chunks, then end.
  *   end    := varint 0 (where a chunk's tid would be)
+ * Version 3: as version 2; schemas may use kind 'r'.
  * Version 2 (columnar: like values side by side, which LZ4 compresses):
  *   chunk  := varint tid (non-zero), varint base_ts (ns), varint n (>= 1),
  *             types[n] (u8 each, non-zero), ts_delta[n] (varints: ns since

@@ -279,26 +279,35 @@ static int skip_values(const uint8_t **p, const uint8_t *end, char k, uint64_t c
         if (!n || (k == 'b' && v > (uint64_t)(end - *p - n)))
             return 0;
         *p += n + (k == 'b' ? v : 0);
+        if (k == 'r' && v == 0 && !skip_values(p, end, 'u', 1)) /* a new value follows its code */
+            return 0;
     }
     return 1;
 }
 
-static const struct d9_schema *builtin(void)
+/* The built-in schema as a segment of that version reads it: 'r' fields are
+ * plain varints before version 3. */
+static const struct d9_schema *builtin(uint32_t version)
 {
-    static struct d9_schema sc;
+    static struct d9_schema sc[2];
     static int init;
     if (!init) {
-        d9_schema_builtin(&sc);
+        d9_schema_builtin(&sc[1]);
+        sc[0] = sc[1];
+        for (unsigned t = 0; t < 256; t++)
+            for (unsigned f = 0; f < D9_MAX_FIELDS; f++)
+                if (sc[0].kinds[t][f] == 'r')
+                    sc[0].kinds[t][f] = 'u';
         init = 1;
     }
-    return &sc;
+    return &sc[version >= 3];
 }
 
 /* Events in a version 1 raw payload (rows) per the built-in schema; stops
  * at the first malformed byte. */
 static uint32_t count_rows(const uint8_t *p, size_t n)
 {
-    const struct d9_schema *sc = builtin();
+    const struct d9_schema *sc = builtin(1);
     const uint8_t *end = p + n;
     uint32_t count = 0;
     for (;;) {
@@ -325,11 +334,11 @@ static uint32_t count_rows(const uint8_t *p, size_t n)
     }
 }
 
-/* Events in a version 2 raw payload (columnar chunks) per the built-in
+/* Events in a version 2 or 3 raw payload (columnar chunks) per the built-in
  * schema: the whole chunks before the first malformed one. */
-static uint32_t count_columns(const uint8_t *p, size_t n)
+static uint32_t count_columns(uint32_t version, const uint8_t *p, size_t n)
 {
-    const struct d9_schema *sc = builtin();
+    const struct d9_schema *sc = builtin(version);
     const uint8_t *end = p + n;
     uint32_t count = 0;
     for (;;) {
@@ -362,7 +371,7 @@ static uint32_t count_columns(const uint8_t *p, size_t n)
 /* What the writer puts in the block header: the events of the payload. */
 static uint32_t count_raw_events(uint32_t version, const uint8_t *p, size_t n)
 {
-    return version == 1 ? count_rows(p, n) : count_columns(p, n);
+    return version == 1 ? count_rows(p, n) : count_columns(version, p, n);
 }
 
 #define RAW_CAP (256u << 10)

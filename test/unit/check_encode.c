@@ -1,6 +1,6 @@
 /* check_encode.c - agent/encode.c against an independent walker written
- * here from the format description (dial9_format.h, version 2: columnar
- * chunks): every field of every event type round-trips, the chunk bytes
+ * here from the format description (dial9_format.h, version 3: columnar
+ * chunks, 'r' columns): every field of every event type round-trips, the chunk bytes
  * are the documented layout, long runs split into chunks, no-room leaves a
  * valid payload, blocks decompress with liblz4 and carry valid crcs,
  * headers have magic, length and crc. */
@@ -39,11 +39,31 @@ static uint64_t var(const uint8_t *p, size_t len, size_t *i)
     return v;
 }
 
-/* Reads one field of kind k into d (field f). */
-static void field(const uint8_t *p, size_t len, size_t *i, char k, int f, struct decoded *d)
+/* An 'r' column's recent values, most recent first. */
+struct recent {
+    uint64_t v[D9_RECENT];
+    unsigned n;
+};
+
+/* Reads one field of kind k into d (field f); rc is the column's list. */
+static void field(const uint8_t *p, size_t len, size_t *i, char k, int f, struct decoded *d, struct recent *rc)
 {
     uint64_t v = var(p, len, i);
-    if (k == 'b') {
+    if (k == 'r') {
+        unsigned at;
+        if (v == 0) { /* a new value follows; the oldest of a full list goes */
+            v = var(p, len, i);
+            at = rc->n < D9_RECENT ? rc->n++ : D9_RECENT - 1;
+        } else {
+            ck_assert_uint_le(v, rc->n);
+            at = (unsigned)v - 1;
+            v = rc->v[at];
+        }
+        for (; at > 0; at--)
+            rc->v[at] = rc->v[at - 1];
+        rc->v[0] = v;
+        d->f[f] = v;
+    } else if (k == 'b') {
         ck_assert_uint_le(v, 16);
         ck_assert_uint_le(*i + v, len);
         memcpy(d->name, p + *i, v);
@@ -75,10 +95,12 @@ static size_t walk(const uint8_t *p, size_t len, struct decoded *out, size_t max
             d[k].ts = ts += var(p, len, &i);
         for (unsigned t = 1; t < 256; t++) { /* per type present, ascending: its field columns */
             const char *kinds = kinds_of((uint8_t)t);
-            for (int f = 0; kinds && kinds[f]; f++)
+            for (int f = 0; kinds && kinds[f]; f++) {
+                struct recent rc = {.n = 0};
                 for (size_t k = 0; k < n; k++)
                     if (d[k].type == t)
-                        field(p, len, &i, kinds[f], f, &d[k]);
+                        field(p, len, &i, kinds[f], f, &d[k], &rc);
+            }
         }
         for (size_t k = 0; k < n; k++)
             if (total + k < max)
@@ -213,10 +235,10 @@ START_TEST(chunk_layout_is_columnar)
         D9_EV_PARK, D9_EV_WAKE, D9_EV_UNPARK, D9_EV_PARK, /* types */
         0, 5, 0xa7, 0x02, 2,                     /* ts deltas: 0 5 295 2 */
         D9_CALL_FUTEX, D9_CALL_EPOLL_WAIT,       /* park: call */
-        0x40, 0x41,                              /* park: target */
+        0, 0x40, 0, 0x41,                        /* park: target ('r': two new values) */
         1, 14,                                   /* park: timeout_ns, zigzag (-1, 7) */
         D9_CALL_FUTEX, 0,                        /* unpark: call, result */
-        D9_CALL_FUTEX, 0x50, 1,                  /* wake: call, target, count */
+        D9_CALL_FUTEX, 0, 0x50, 1,               /* wake: call, target (new), count */
         0,                                       /* block end */
     };
     ck_assert_uint_eq(d9_enc_finish(&e), sizeof(want));

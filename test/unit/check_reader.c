@@ -311,7 +311,8 @@ static size_t payload_v1(uint8_t *raw, int no_entry)
     return r;
 }
 
-static size_t payload_v2(uint8_t *raw, int no_entry)
+/* Version 2 (or 3: the park's target is an 'r' value, a new one). */
+static size_t payload_v2(uint8_t *raw, int no_entry, uint32_t version)
 {
     size_t r = 0;
     r += d9_put_varint(raw + r, 9);    /* tid */
@@ -319,7 +320,10 @@ static size_t payload_v2(uint8_t *raw, int no_entry)
     raw[r++] = 3;                      /* events */
     raw[r++] = D9_EV_PARK, raw[r++] = no_entry ? 21 : 20, raw[r++] = D9_EV_UNPARK;
     raw[r++] = 0, raw[r++] = 7, raw[r++] = 5;         /* ts deltas */
-    raw[r++] = D9_CALL_POLL, raw[r++] = 3, raw[r++] = 1; /* park: call, target, timeout -1 */
+    raw[r++] = D9_CALL_POLL;                             /* park: call, */
+    if (version >= 3)
+        raw[r++] = 0;                                    /* (a new 'r' value:) */
+    raw[r++] = 3, raw[r++] = 1;                          /* target, timeout -1 */
     raw[r++] = D9_CALL_POLL, raw[r++] = 2;               /* unpark: call, result 1 */
     r += d9_put_varint(raw + r, 300);                    /* type 20: u field, 2 bytes */
     raw[r++] = 3, raw[r++] = 'x', raw[r++] = 'y', raw[r++] = 'z'; /* and its b field */
@@ -368,16 +372,59 @@ static size_t handmade_seg(uint8_t *out, size_t cap, uint32_t version, uint8_t *
 static size_t handmade(uint8_t *out, size_t cap, uint32_t version, int no_entry)
 {
     uint8_t raw[64];
-    size_t r = version == 1 ? payload_v1(raw, no_entry) : payload_v2(raw, no_entry);
+    size_t r = version == 1 ? payload_v1(raw, no_entry) : payload_v2(raw, no_entry, version);
     return handmade_seg(out, cap, version, raw, r);
 }
+
+/* A version 3 chunk of 3 parks on futex, their targets an 'r' column:
+ * codes (code, value...) as given; the other columns plain. */
+static size_t recent_seg(uint8_t *buf, size_t cap, const uint8_t *codes, size_t ncodes)
+{
+    uint8_t raw[64];
+    size_t r = 0;
+    raw[r++] = 9, raw[r++] = 0, raw[r++] = 3;                   /* tid 9, base_ts 0, 3 events */
+    raw[r++] = D9_EV_PARK, raw[r++] = D9_EV_PARK, raw[r++] = D9_EV_PARK;
+    raw[r++] = 1, raw[r++] = 1, raw[r++] = 1;                   /* ts deltas */
+    for (int i = 0; i < 3; i++)
+        raw[r++] = D9_CALL_FUTEX;                               /* calls */
+    memcpy(raw + r, codes, ncodes), r += ncodes;                /* targets */
+    raw[r++] = 1, raw[r++] = 1, raw[r++] = 1;                   /* timeouts -1 */
+    raw[r++] = 0;
+    return handmade_seg(buf, cap, 3, raw, r);
+}
+
+/* Kind 'r': 0 + value is a new value, n the n-th most recent one. */
+START_TEST(recent_values_decode)
+{
+    static uint8_t buf[4096];
+    struct d9_seg seg;
+    static struct sink k;
+    static const uint8_t ok[] = {0, 0x80, 0x01, 0, 5, 2}; /* 128, 5, then the 2nd most recent: 128 */
+    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), ok, sizeof(ok)), &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_OK);
+    ck_assert_uint_eq(k.n, 3);
+    ck_assert_uint_eq(k.ev[0].f[1], 128);
+    ck_assert_uint_eq(k.ev[1].f[1], 5);
+    ck_assert_uint_eq(k.ev[2].f[1], 128);
+    ck_assert_int_eq(k.ev[2].kinds[1], 'u'); /* consumers see an unsigned value */
+    d9_seg_free(&seg);
+    static const uint8_t bad_code[] = {0, 7, 1, 2}; /* 7, 7, then a 2nd recent value that is not there */
+    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), bad_code, sizeof(bad_code)), &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+    ck_assert_uint_eq(k.n, 0); /* a bad column: nothing of the chunk */
+    ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "column of type"));
+    d9_seg_free(&seg);
+}
+END_TEST
 
 START_TEST(unknown_type_skipped)
 {
     static uint8_t buf[4096];
     struct d9_seg seg;
     static struct sink k;
-    for (uint32_t version = 1; version <= 2; version++) { /* version 1: older traces still read */
+    /* Versions 1 and 2: older traces still read (the schema's 'r' kind is a
+     * plain varint before version 3). */
+    for (uint32_t version = 1; version <= 3; version++) {
         size_t len = handmade(buf, sizeof(buf), version, 0);
         ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
         ck_assert_int_eq(seg.status, D9_SEG_OK);
@@ -401,18 +448,18 @@ START_TEST(unknown_type_skipped)
         ck_assert_int_eq(read_copy(buf, len, &seg, &k), 0);
         ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
         ck_assert_uint_eq(seg.blocks, 0);
-        ck_assert_uint_eq(k.n, version == 1 ? 1 : 0); /* version 2: a bad chunk delivers nothing */
+        ck_assert_uint_eq(k.n, version == 1 ? 1 : 0); /* columns: a bad chunk delivers nothing */
         ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "type 21 not in the schema"));
         d9_seg_free(&seg);
     }
-    uint8_t v3[8] = {0};
-    ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 3, v3, 1), &seg, NULL), 0);
+    uint8_t v4[8] = {0};
+    ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), D9_FORMAT_VERSION + 1, v4, 1), &seg, NULL), 0);
     ck_assert_int_eq(seg.status, D9_SEG_INVALID); /* a newer format: refused, not misread */
     d9_seg_free(&seg);
 }
 END_TEST
 
-/* Version 2 chunks with a bad count, cut columns or any garbled byte: a
+/* Version 2 and 3 chunks with a bad count, cut columns or any garbled byte: a
  * damaged block, none of the bad chunk's events, never a crash (ASan). */
 START_TEST(garbled_columns_damaged)
 {
@@ -420,43 +467,45 @@ START_TEST(garbled_columns_damaged)
     static struct sink k;
     struct d9_seg seg;
     uint8_t good[64], raw[64];
-    size_t n = payload_v2(good, 0);
-    static const struct {
-        uint8_t count;
-        const char *reason;
-    } counts[] = {{0, "bad event count"}, {200, "bad event count"}, {4, "not in the schema"}};
-    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-        memcpy(raw, good, n);
-        raw[3] = counts[i].count; /* after tid (1 byte) and base ts (2) */
-        ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, n), &seg, &k), 0);
-        ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
-        ck_assert_uint_eq(seg.blocks, 0);
-        ck_assert_uint_eq(seg.events, 0);
-        ck_assert_uint_eq(k.n, 0);
-        ck_assert_msg(strstr(seg.problems[0].reason, counts[i].reason), "count %u: %s", counts[i].count,
-                      seg.problems[0].reason);
-        d9_seg_free(&seg);
-    }
-    for (size_t cut = 0; cut < n; cut++) { /* cut anywhere: columns end early */
-        memcpy(raw, good, cut);
-        ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, cut), &seg, &k), 0);
-        ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
-        ck_assert_uint_eq(k.n, cut == n - 1 ? 3 : 0); /* only the end marker missing: the chunk is whole */
-        ck_assert_uint_eq(seg.events, k.n);
-        if (cut >= 7 && cut < n - 1) /* past the header and the types */
-            ck_assert_msg(strstr(seg.problems[0].reason, "cut short"), "cut %zu: %s", cut, seg.problems[0].reason);
-        d9_seg_free(&seg);
-    }
-    for (size_t at = 0; at < n; at++) { /* every value of every byte */
-        for (unsigned v = 0; v < 256; v++) {
+    for (uint32_t ver = 2; ver <= 3; ver++) { /* 3: the park target is an 'r' column */
+        size_t n = payload_v2(good, 0, ver);
+        static const struct {
+            uint8_t count;
+            const char *reason;
+        } counts[] = {{0, "bad event count"}, {200, "bad event count"}, {4, "not in the schema"}};
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
             memcpy(raw, good, n);
-            raw[at] = (uint8_t)v;
-            ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), 2, raw, n), &seg, &k), 0);
-            ck_assert_uint_le(k.n, 3);
-            ck_assert_uint_eq(seg.events, k.n);
-            if (seg.status == D9_SEG_OK)
-                ck_assert_uint_eq(k.n, 3);
+            raw[3] = counts[i].count; /* after tid (1 byte) and base ts (2) */
+            ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), ver, raw, n), &seg, &k), 0);
+            ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+            ck_assert_uint_eq(seg.blocks, 0);
+            ck_assert_uint_eq(seg.events, 0);
+            ck_assert_uint_eq(k.n, 0);
+            ck_assert_msg(strstr(seg.problems[0].reason, counts[i].reason), "count %u: %s", counts[i].count,
+                          seg.problems[0].reason);
             d9_seg_free(&seg);
+        }
+        for (size_t cut = 0; cut < n; cut++) { /* cut anywhere: columns end early */
+            memcpy(raw, good, cut);
+            ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), ver, raw, cut), &seg, &k), 0);
+            ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
+            ck_assert_uint_eq(k.n, cut == n - 1 ? 3 : 0); /* only the end marker missing: the chunk is whole */
+            ck_assert_uint_eq(seg.events, k.n);
+            if (cut >= 7 && cut < n - 1) /* past the header and the types */
+                ck_assert_msg(strstr(seg.problems[0].reason, "cut short"), "cut %zu: %s", cut, seg.problems[0].reason);
+            d9_seg_free(&seg);
+        }
+        for (size_t at = 0; at < n; at++) { /* every value of every byte */
+            for (unsigned v = 0; v < 256; v++) {
+                memcpy(raw, good, n);
+                raw[at] = (uint8_t)v;
+                ck_assert_int_eq(read_copy(buf, handmade_seg(buf, sizeof(buf), ver, raw, n), &seg, &k), 0);
+                ck_assert_uint_le(k.n, 3);
+                ck_assert_uint_eq(seg.events, k.n);
+                if (seg.status == D9_SEG_OK)
+                    ck_assert_uint_eq(k.n, 3);
+                d9_seg_free(&seg);
+            }
         }
     }
 }
@@ -562,6 +611,7 @@ D9_SUITE(reader)
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, garbage_and_empty);
     tcase_add_test(tc, unknown_type_skipped);
+    tcase_add_test(tc, recent_values_decode);
     tcase_add_test(tc, garbled_columns_damaged);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
