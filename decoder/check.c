@@ -9,11 +9,31 @@ struct check {
     int verbose, bad;
 };
 
+/* One segment's scan: buf is its file mapping (d9_for_each_file). */
+struct scan {
+    struct d9_seg *seg;
+    struct d9_inflater *z;
+    const uint8_t *buf;
+};
+
+/* Decodes a block, then lets go of the pages the scan has passed, so check
+ * holds about a block of the file, not the whole segment (up to
+ * DIAL9_MAX_FILE_SIZE, 16 MiB by default). */
+static int check_block(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
+{
+    struct scan *sc = ctx;
+    int rc = d9_decode_block(sc->seg, sc->z, b, payload, NULL, NULL);
+    d9_drop_pages(sc->buf, (size_t)b->off);
+    return rc;
+}
+
 static int check_file(void *ctx, const char *path, const uint8_t *buf, size_t len)
 {
     struct check *c = ctx;
-    struct d9_seg seg;
-    int rc = d9_read_segment(buf, len, &seg, NULL, NULL);
+    struct d9_seg seg = {0};
+    struct scan sc = {&seg, d9_inflater_new(), buf};
+    int rc = sc.z ? d9_scan_segment(buf, len, &seg, check_block, &sc) : -1;
+    d9_inflater_free(sc.z);
     if (rc == 0) {
         if (seg.status == D9_SEG_INVALID) { /* not a segment: an error, not a report line */
             fputs("dial9-decode: ", stderr);
