@@ -291,14 +291,23 @@ int d9_seg_failed(void)
 
 /* ---- Directories ------------------------------------------------------- */
 
-/* fd was just made and fstat failed on it: a raw-syscall close between the
- * two. The number is not ours any more: never close it. errno EBADF sends
- * seg_open to reopen by name. */
-static int lost_new_fd(int fd)
+/* Opens name at dirfd as own fd i under the gate (a host close cannot take
+ * it before it is in own[]); st gets its identity. Returns the fd, -1 when
+ * the open failed (errno), or -2 with errno EBADF when a raw-syscall close
+ * took it before fstat: the number is not ours any more, never closed, and
+ * seg_open reopens by name. */
+static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
-    if (fd >= 0)
-        errno = EBADF;
-    return -1;
+    gate_enter();
+    int fd = openat(dirfd, name, flags, mode);
+    int known = fd >= 0 && fstat(fd, st) == 0;
+    if (known)
+        set_fd(i, fd);
+    gate_leave();
+    if (known || fd < 0)
+        return fd;
+    errno = EBADF;
+    return -2;
 }
 
 static int open_base(void)
@@ -307,18 +316,11 @@ static int open_base(void)
         return 0;
     if (mkdir_p(base_path) < 0)
         return -1;
-    gate_enter();
-    int fd = open(base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    int known = fd >= 0 && fstat(fd, &st) == 0;
-    if (known) {
-        set_fd(FD_BASE, fd);
-        base_dev = st.st_dev;
-        base_ino = st.st_ino;
-    }
-    gate_leave();
-    if (!known)
-        return lost_new_fd(fd);
+    if (open_own(FD_BASE, AT_FDCWD, base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st) < 0)
+        return -1;
+    base_dev = st.st_dev;
+    base_ino = st.st_ino;
     if (!dir_is_safe(&st))
         return stop("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", cfg->dir);
     return 0;
@@ -351,15 +353,9 @@ static int open_proc(void)
         return -1;
     }
     snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
-    gate_enter();
-    int fd = openat(base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    int known = fd >= 0 && fstat(fd, &st) == 0;
-    if (known)
-        set_fd(FD_PROC, fd);
-    gate_leave();
-    if (!known)
-        return lost_new_fd(fd);
+    if (open_own(FD_PROC, base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st) < 0)
+        return -1;
     if (made)
         proc_known = 0; /* ours whatever it is: new */
     if (proc_known && (st.st_dev != proc_dev || st.st_ino != proc_ino))
@@ -459,19 +455,14 @@ static int create_seg(void)
     char name[D9_NAME_MAX];
     for (int tries = 0; tries < 100; tries++) {
         seg_name(name, sizeof(name), seq, 1);
-        gate_enter();
-        int fd = openat(fd_of(FD_PROC), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
         struct stat st;
-        int known = fd >= 0 && fstat(fd, &st) == 0;
-        if (known) {
-            set_fd(FD_SEG, fd);
+        int fd = open_own(FD_SEG, fd_of(FD_PROC), name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600, &st);
+        if (fd >= 0) {
             seg_dev = st.st_dev;
             seg_ino = st.st_ino;
-        }
-        gate_leave();
-        if (known)
             return 0;
-        if (fd >= 0) { /* made, then closed by a raw syscall: remove it, same name again */
+        }
+        if (fd == -2) { /* made, then closed by a raw syscall: remove it, same name again */
             refresh_dirs();
             if (fd_of(FD_PROC) >= 0)
                 unlinkat(fd_of(FD_PROC), name, 0);
