@@ -5,14 +5,14 @@
  * SCHED_DELAY: the owner reads run_delay with one pread on a kept fd, but
  * only on an UNPARK ending a park of at least D9_SCHED_MIN_PARK_NS: the
  * wake-to-run wait of a park is part of its duration, so a shorter park
- * cannot hide a longer delay, and the read (one syscall, ~0.4-1.5 us) costs
- * at most a few percent of the time the thread spent parked. And at most
- * one read per D9_SCHED_MIN_GAP_NS per thread (a park longer than that
- * always reads: the last read came before it), which bounds the cost at
- * 0.1-0.4% of a core per thread (workers of a busy server unpark after
- * 20 us+ parks tens of thousands of times a second). The event carries the
- * run_delay increase since the previous reading: run-queue waits of the
- * busy period and of parks too short to read, as well as the wake-up's.
+ * cannot hide a longer delay. And at most one read per D9_SCHED_MIN_GAP_NS
+ * per thread (a park longer than that always reads: the last read came
+ * before it). The read is a syscall through procfs, 1.5-5 us on the bench
+ * VM: at one per ms per thread it cost Tokio 2% more CPU per request
+ * (BENCHMARKS.md); at one per 10 ms it is under 0.05% of a core per
+ * thread. The event carries the run_delay increase since the previous
+ * reading: run-queue waits of the busy period and of parks too short to
+ * read, as well as the wake-up's.
  *
  * PREEMPT (only with DIAL9_PREEMPT=1): a per-thread perf event (software
  * dummy, context_switch=1, times on CLOCK_MONOTONIC) fills a ring the
@@ -35,7 +35,7 @@
 #include "scheduling_parse.h"
 
 #define D9_SCHED_MIN_PARK_NS 20000u   /* 20 us: shorter parks do not read schedstat */
-#define D9_SCHED_MIN_GAP_NS 1000000u  /* 1 ms: at most one schedstat read per thread per ms */
+#define D9_SCHED_MIN_GAP_NS 10000000u /* 10 ms: at most one schedstat read per thread per 10 ms */
 #define D9_PERF_DATA_PAGES 8u       /* perf ring: 32 KiB, 2048 switch records of 16 bytes */
 
 /* What a slot's owner set up (struct d9_sched.on). */
