@@ -1,0 +1,169 @@
+#!/bin/bash
+# bench/paired.sh - the CPU each real service spends per request with the
+# agent off and on, measured at the same time: both servers run at once on
+# CPU 0, each loaded by its own load generator on CPU 1 (half the usual
+# threads and connections each), and each server's CPU per request is the
+# on-CPU ns of all its threads (/proc/PID/task/TID/schedstat, field 1; the
+# agent's writer included) over the requests it answered.
+#
+# Why: interleaved rounds (bench/services.sh) run the two servers one after
+# the other, and on this VM the machine changes between the two runs of a
+# pair: an A/A control (off against off) moves 5-10% a round there. Run at
+# the same time, both servers see the same background load, caches and
+# clock, so their cost ratio shows what the agent adds; an A/A pair (off
+# against off2, the same server twice) in the same run gives the method's
+# noise floor. Throughput and p99 need a server alone: services.sh.
+#   bench/paired.sh [SERVICE...]      default: redis memcached nginx tokio node
+# Environment:
+#   BUILD=build          where libdial9.so and dial9-decode are
+#   BENCH_ROUNDS=5       rounds; each runs every pair once
+#   BENCH_SECS=5         seconds of each wrk / memcaslap load
+#   BENCH_REDIS_N=100000 requests per redis-benchmark test, per server
+#   BENCH_PAIRS="off:dial9 off:off2"  the pairs A:B (modes of services_lib.sh's
+#                        set_mode, e.g. dial9:dial9+DIAL9_BUFFER_EVENTS=4096)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+AGENT=$BUILD/libdial9.so
+ROUNDS=${BENCH_ROUNDS:-5}
+SECS=${BENCH_SECS:-5}
+REDIS_N=${BENCH_REDIS_N:-100000}
+read -r -a PAIRS <<<"${BENCH_PAIRS:-off:dial9 off:off2}"
+SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx tokio node)
+LOAD_SHARE=2
+
+tmp=$(mktemp -d /tmp/d9paired.XXXXXX)
+roots=()
+cleanup() {
+    local r p
+    for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+. "$ROOT/bench/services_lib.sh"
+[ -f "$AGENT" ] || { echo "paired: build first (make BUILD=$BUILD all)" >&2; exit 2; }
+
+# tree_ns ROOT: on-CPU ns of every live thread of the tree (schedstat field 1).
+tree_ns() {
+    local p f t=0 ns
+    for p in $(descendants "$1"); do
+        for f in /proc/"$p"/task/*/schedstat; do
+            read -r ns _ <"$f" 2>/dev/null && t=$((t + ns))
+        done
+    done
+    echo "$t"
+}
+# requests SVC OUT: requests answered by the load whose output is OUT.
+requests() {
+    case $1 in
+        redis) echo $((2 * REDIS_N)) ;;
+        memcached) awk -v s="$SECS" '/^Run time/ {for (i = 1; i <= NF; i++) if ($i == "TPS:") t = $(i + 1)} END {printf "%d\n", t * s}' "$2" ;;
+        *) awk '/requests in/ {print $1}' "$2" ;;
+    esac
+}
+# start SVC MODE DIR: the server in the background, pinned to CPU 0; prints its root pid.
+start() {
+    local port; port=$(free_port); set_mode "$2" "$3"
+    mkdir -p "$3/svc"
+    (taskset -cp 0 $BASHPID >/dev/null && "start_$1" "$port" "$3/svc") >"$3/server.out" 2>&1 &
+    echo "$! $port"
+}
+stop() { # SVC ROOT
+    local pid i
+    pid=$(server_pid "$2" "$(eval echo "\$EXE_$1")") && kill -"$(stopsig "$1")" "$pid" 2>/dev/null
+    for ((i = 0; i < 600; i++)); do alive "$2" || break; sleep 0.05; done
+    for pid in $(descendants "$2" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+    wait "$2" 2>/dev/null
+}
+
+# run_pair SVC A B ROUND: both servers, both loads at once; appends
+# "svc pair round cpu_a_ns req_a cpu_b_ns req_b writer_b_ns" to pairs.tsv.
+run_pair() {
+    local svc=$1 a=$2 b=$3 r=$4 ra pa rb pb ca cb wb n0 w0
+    rm -rf "$tmp/a" "$tmp/b"; mkdir -p "$tmp/a" "$tmp/b"
+    # Odd rounds start A first, even rounds B: neither gets a fixed head start.
+    if [ $((r % 2)) = 1 ]; then
+        read -r ra pa <<<"$(start "$svc" "$a" "$tmp/a")"; read -r rb pb <<<"$(start "$svc" "$b" "$tmp/b")"
+    else
+        read -r rb pb <<<"$(start "$svc" "$b" "$tmp/b")"; read -r ra pa <<<"$(start "$svc" "$a" "$tmp/a")"
+    fi
+    roots=("$ra" "$rb")
+    if ! wait_port "$pa" "$ra" 60 || ! wait_port "$pb" "$rb" 60; then
+        echo "paired: $svc $a:$b round $r: a server did not start" >&2
+        stop "$svc" "$ra"; stop "$svc" "$rb"; return
+    fi
+    sleep 0.3
+    ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
+    "load_$svc" "$pa" 1 "$tmp/a.load" >/dev/null &
+    local la=$!
+    "load_$svc" "$pb" 1 "$tmp/b.load" >/dev/null
+    wait "$la"
+    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
+    stop "$svc" "$ra"; stop "$svc" "$rb"; roots=()
+    printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" "$ca" "$(requests "$svc" "$tmp/a.load")" \
+        "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" >>"$tmp/pairs.tsv"
+}
+
+have=()
+for svc in "${SERVICES[@]}"; do
+    svc_available "$svc" && have+=("$svc") || echo "- $svc: skipped (not installed; scripts/install-deps.sh bench)"
+done
+: >"$tmp/pairs.tsv"
+load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
+for r in $(seq "$ROUNDS"); do
+    for svc in "${have[@]}"; do
+        for p in "${PAIRS[@]}"; do run_pair "$svc" "${p%%:*}" "${p#*:}" "$r"; done
+    done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$(($(date +%s) - t0))" <<'EOF'
+import sys, statistics as st
+path, rounds, secs, load0, load1, took = sys.argv[1:7]
+rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
+def per_req(ns, req):
+    try:
+        return int(ns) / 1000.0 / int(req) if int(req) > 0 else None
+    except ValueError:
+        return None
+print("## Paired runs: CPU per request, both servers at once (median of %s rounds)" % rounds)
+print()
+print("Both servers pinned to CPU 0 at the same time, each with its own load generator on CPU 1 "
+      "(half the threads and connections of services.sh each; %s s wrk and memcaslap loads); CPU = "
+      "on-CPU ns of every thread of the server's process tree (/proc/PID/task/TID/schedstat), the "
+      "agent's writer included; load average %s at the start, %s at the end; %s s in all." % (secs, load0, load1, took))
+print()
+print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | B's writer us/request |")
+print("|---|---|---|---|---|---|")
+verdict, floor = [], []
+for svc in dict.fromkeys(r[0] for r in rows):
+    for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
+        a, b, ratio, w = [], [], [], []
+        for r in rows:
+            if r[0] != svc or r[1] != pair:
+                continue
+            x, y = per_req(r[3], r[4]), per_req(r[5], r[6])
+            if x and y:
+                a.append(x); b.append(y); ratio.append(y / x)
+                wr = per_req(r[7], r[6])
+                if wr is not None and pair.split(":")[1].startswith("dial9"):
+                    w.append(wr)
+        if not ratio:
+            print("| %s | %s | n/a | n/a | n/a | n/a |" % (svc, pair))
+            continue
+        m = st.median(ratio)
+        (verdict if pair == "off:dial9" else floor if pair == "off:off2" else []).append((svc, m, min(ratio), max(ratio)))
+        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s |" % (svc, pair, st.median(a), st.median(b), m,
+              min(ratio), max(ratio), "%.3f" % st.median(w) if w else "-"))
+print()
+if floor:
+    print("- noise floor (off:off2, the same server twice): " +
+          ", ".join("%s %.4f (%.4f-%.4f)" % v for v in floor))
+if verdict:
+    bad = [v for v in verdict if v[1] > 1.01]
+    print("- CPU per request added by dial9 <= 1%% (cost ratio <= 1.01): **%s** (%s)" % ("missed" if bad else "met",
+          ", ".join("%s %.4f" % (v[0], v[1]) for v in verdict)))
+EOF

@@ -1,0 +1,154 @@
+# bench/services_lib.sh - the real services of the benchmarks and how to
+# start, load and watch them; sourced by bench/services.sh (interleaved
+# A/B rounds) and bench/paired.sh (A and B at the same time).
+# Needs ROOT, BUILD, AGENT, SECS, REDIS_N and tmp set by the caller.
+# LOAD_SHARE=2 halves each load generator's threads and connections: two
+# loads run side by side, one per server, and together match one load.
+LOAD_SHARE=${LOAD_SHARE:-1}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- the services: start_SVC PORT DIR execs the server through "${PRE[@]}" (in a
+# subshell pinned to CPU 0);
+# load_SVC PORT SCALE OUT runs the load (pinned to CPU 1) and prints "THROUGHPUT P99_MS".
+EXE_redis=$(command -v redis-server)
+start_redis() { exec "${PRE[@]}" "$EXE_redis" --port "$1" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$2"; }
+load_redis() { # requests, not seconds: redis-benchmark has no duration; SCALE shrinks it for slow peers
+    local n; n=$(awk -v n="$REDIS_N" -v s="$2" 'BEGIN{printf "%d", n*s < 200 ? 200 : n*s}')
+    timeout -k 5 120 taskset -c 1 redis-benchmark -h 127.0.0.1 -p "$1" -t set,get -n "$n" -c $((50 / LOAD_SHARE)) --csv >"$3" 2>&1
+    # throughput: requests of both tests / time of both (harmonic mean); p99: mean of the two
+    awk -F'"' '$2 == "SET" || $2 == "GET" {k++; inv += 1/$4; p += $14}
+        END {if (k == 2) printf "%.0f %.3f\n", 2/inv, p/2}' "$3"
+}
+EXE_memcached=$(command -v memcached)
+SLAP=$(command -v memcaslap || command -v memaslap)
+start_memcached() { exec "${PRE[@]}" "$EXE_memcached" -t 4 -U 0 -l 127.0.0.1 -p "$1" -u root; }
+load_memcached() {
+    timeout -k 5 $((SECS + 60)) taskset -c 1 "$SLAP" -s 127.0.0.1:"$1" -t "${SECS}s" -T $((2 / LOAD_SHARE)) -c $((32 / LOAD_SHARE)) \
+        -S "${SECS}s" >"$3" 2>&1
+    # TPS of the whole run; p99 from the last "Total Statistics" log2 histogram
+    # (buckets [2^i, 2^(i+1)) us), interpolated linearly inside its bucket.
+    awk '/^Total Statistics \(/ {n = 0; delete c; t = 1; next}
+        t && /^ +[0-9]+: / {b = $1 + 0; for (i = 2; i <= NF; i++) {c[b + i - 2] = $i; n += $i}; next}
+        t && /^ *$/ && n {t = 0}
+        /^Run time/ {for (i = 1; i <= NF; i++) if ($i == "TPS:") tps = $(i + 1)}
+        END {if (!tps || !n) exit; want = 0.99 * n; cum = 0
+             for (b = 0; b < 64; b++) if (b in c) {if (cum + c[b] >= want) {lo = 2 ^ b
+                 printf "%s %.3f\n", tps, (lo + (want - cum) / c[b] * lo) / 1000; exit}; cum += c[b]}}' "$3"
+}
+wrk_load() { # URL OUT
+    timeout -k 5 $((SECS + 60)) taskset -c 1 wrk -t$((2 / LOAD_SHARE)) -c$((16 / LOAD_SHARE)) -d"${SECS}s" --latency "$1" >"$2" 2>&1
+    awk 'function ms(v) {if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v}
+        /Requests\/sec/ {rps = $2} /^ +99%/ {p = ms($2)} /Non-2xx|Socket errors/ {err = 1}
+        END {if (rps != "" && p != "") printf "%s %.3f%s\n", rps, p, err ? " errors" : ""}' "$2"
+}
+EXE_nginx=$(command -v nginx || echo /usr/sbin/nginx)
+start_nginx() {
+    mkdir -p "$2/www/aio"; [ -f "$2/www/aio/file.bin" ] || head -c 65536 /dev/urandom >"$2/www/aio/file.bin"
+    sed -e "s|@TMP@|$2|g" -e "s|@PORT@|$1|g" "$ROOT/test/services/nginx.conf" >"$2/nginx.conf"
+    exec "${PRE[@]}" "$EXE_nginx" -p "$2/" -e "$2/error.log" -c "$2/nginx.conf"
+}
+load_nginx() { wrk_load "http://127.0.0.1:$1/aio/file.bin" "$3"; }
+TOKIO_BIN=$BUILD/tokio-target/release/tokio_http
+EXE_tokio=$TOKIO_BIN
+start_tokio() { exec "${PRE[@]}" "$TOKIO_BIN" "$1"; }
+load_tokio() { wrk_load "http://127.0.0.1:$1/" "$3"; }
+EXE_node=$(command -v node)
+start_node() {
+    [ -f "$2/file.bin" ] || head -c 4096 /dev/urandom >"$2/file.bin"
+    exec "${PRE[@]}" "$EXE_node" "$ROOT/test/services/node_http.js" "$1" "$2/file.bin" exit-on-term
+}
+load_node() { wrk_load "http://127.0.0.1:$1/" "$3"; }
+# SIGTERM ends them all through exit() (node: exit-on-term); nginx: SIGQUIT.
+stopsig() { [ "$1" = nginx ] && echo QUIT || echo TERM; }
+
+# The release build of test/services/tokio_http, offline from Debian's crates
+# (as test/integration/lib_services.sh does for the dev build the test uses).
+build_tokio() {
+    [ -x "$TOKIO_BIN" ] && [ "$TOKIO_BIN" -nt "$ROOT/test/services/tokio_http/src/main.rs" ] && return 0
+    [ -x /usr/bin/cargo ] || return 1
+    local cache=$BUILD/tokio-target
+    mkdir -p "$cache" && (flock 9 && rm -rf "$cache/src" && cp -a "$ROOT/test/services/tokio_http" "$cache/src" &&
+        cd "$cache/src" && env -i PATH=/usr/bin:/bin HOME="$cache" CARGO_HOME="$cache/cargo-home" RUSTC=/usr/bin/rustc \
+        CARGO_TARGET_DIR="$cache" /usr/bin/cargo build --release --quiet) 9>"$cache/.lock" >&2
+}
+
+# ---- modes: PRE is the command prefix of the server (after taskset -c 0).
+# set_mode MODE RUNDIR: PRE for MODE. Besides the named modes, dial9+VAR=V+...
+# runs the agent with those settings (e.g. dial9+DIAL9_BUFFER_EVENTS=4096).
+set_mode() { # MODE RUNDIR
+    case $1 in
+        dial9+*) local IFS=+; PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace" ${1#dial9+}) ;;
+        off | off2) PRE=(env) ;;
+        dial9 | dial9_perf) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace") ;;
+        dial9_nosched) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace" DIAL9_SCHED=0) ;;
+        dial9_preempt) PRE=(env LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$2/trace" DIAL9_PREEMPT=1) ;;
+        strace) PRE=(strace -f -qq -o "$2/strace.out") ;;
+        ltrace) PRE=(ltrace -f -o "$2/ltrace.out") ;;
+        uftrace) PRE=(uftrace record --force -d "$2/uftrace.data") ;;
+        lttng) PRE=(env LD_PRELOAD="$LTTNG_WRAPPER") ;;
+    esac
+}
+lttng_q() { lttng "$@" >/dev/null 2>&1; }
+
+# descendants ROOT: ROOT and every process under it, parents first.
+descendants() {
+    local p c; echo "$1"
+    for p in $(cat /proc/"$1"/task/*/children 2>/dev/null); do descendants "$p"; done
+}
+# server_pid ROOT EXE: the first process of the tree running EXE (under a
+# tracer, the traced child; for nginx, the master).
+server_pid() {
+    local p want; want=$(readlink -f "$2")
+    for p in $(descendants "$1"); do
+        [ "$(readlink /proc/"$p"/exe 2>/dev/null)" = "$want" ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+# writer_cpu ROOT: "TICKS NS" of the dial9-writer threads of the tree
+# (utime+stime from /proc/PID/task/TID/stat; on-CPU ns from .../schedstat).
+writer_cpu() {
+    local p t ticks=0 ns=0 s
+    for p in $(descendants "$1"); do
+        for t in /proc/"$p"/task/*; do
+            [ "$(cat "$t/comm" 2>/dev/null)" = dial9-writer ] || continue
+            s=$(cat "$t/stat" 2>/dev/null) || continue
+            s=${s##*) }; set -- $s
+            ticks=$((ticks + ${12} + ${13}))
+            ns=$((ns + $(cut -d' ' -f1 "$t/schedstat")))
+        done
+    done
+    echo "$ticks $ns"
+}
+# alive PID: running, not a zombie waiting to be reaped.
+alive() { local s; s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; [ "${s%% *}" != Z ]; }
+# tree_cpu ROOT: utime+stime ticks of the processes of the tree (all their threads).
+tree_cpu() {
+    local p s t=0
+    for p in $(descendants "$1"); do
+        s=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+        s=${s##*) }; set -- $s; t=$((t + ${12} + ${13}))
+    done
+    echo "$t"
+}
+wait_port() { # PORT PID SECONDS
+    local i
+    for ((i = 0; i < $3 * 20; i++)); do
+        alive "$2" || return 1
+        (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+
+# svc_available SVC: its server and load generator are installed (tokio: built).
+svc_available() {
+    case $1 in
+        redis) command -v redis-benchmark >/dev/null && [ -n "$EXE_redis" ] ;;
+        memcached) [ -n "$EXE_memcached" ] && [ -n "$SLAP" ] ;;
+        nginx) [ -x "$EXE_nginx" ] && command -v wrk >/dev/null ;;
+        tokio) command -v wrk >/dev/null && build_tokio ;;
+        node) [ -n "$EXE_node" ] && command -v wrk >/dev/null ;;
+        *) false ;;
+    esac
+}
