@@ -130,10 +130,10 @@ static int take(struct d9_stream *s)
     s->next++;
     if (!d)
         return -1;
-    for (size_t i = 0; d->names && i < d->n; i++)
-        if (d->ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->ev[i]) < 0)
+    for (size_t i = 0; d->names && i < d->out.n; i++)
+        if (d->out.ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->out.ev[i]) < 0)
             return -1;
-    if (!d->n) {
+    if (!d->out.n) {
         d9s_block_put(s, d);
         return 0;
     }

@@ -39,9 +39,9 @@ struct dkey {
 
 /* A decoded block: its events in file order, cut in runs (chunks). */
 struct dblock {
-    struct d9_event *ev;
-    struct dkey *key; /* key[i]: of ev[i] */
-    size_t n, cap, key_cap;
+    struct d9_sink out; /* the events, decoded in place */
+    struct dkey *key;   /* key[i]: of out.ev[i] */
+    size_t key_cap;
     size_t *run; /* run starts */
     size_t nrun, run_cap;
     size_t live;    /* runs not yet merged out */
@@ -103,7 +103,7 @@ void d9s_report(struct d9_stream *s, struct sfile *f);
 struct dblock *d9s_block_get(struct d9_stream *s);
 void d9s_block_put(struct d9_stream *s, struct dblock *d);
 void d9s_block_free(struct dblock *d);
-/* Reads and decodes s->b[k] into d (d->n 0: nothing usable). 0, -1 out of memory. */
+/* Reads and decodes s->b[k] into d (d->out.n 0: nothing usable). 0, -1 out of memory. */
 int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d);
 
 /* stream_ahead.c: the decode-ahead thread of a pass: start, stop (blocks
