@@ -140,7 +140,7 @@ static int take(struct d9_stream *s)
     return d9s_merge_add(s, d);
 }
 
-int d9_stream_next(struct d9_stream *s, const struct d9_event **ev)
+int d9_stream_next(struct d9_stream *s, const struct d9_event **ev, size_t *n)
 {
     if (s->done) {
         d9s_block_put(s, s->done);
@@ -153,7 +153,7 @@ int d9_stream_next(struct d9_stream *s, const struct d9_event **ev)
         end_pass(s);
         return 0;
     }
-    *ev = d9s_merge_pop(s);
+    *n = d9s_merge_span(s, s->next < s->nb ? s->b[s->next].ref.first_ts : UINT64_MAX, ev);
     return 1;
 }
 
