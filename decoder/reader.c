@@ -224,29 +224,17 @@ static size_t find_block(const uint8_t *buf, size_t len, size_t from)
 
 struct cursor {
     const uint8_t *p, *end;
-    unsigned nrecent;            /* an 'r' column's recent list (dial9_format.h) */
-    uint64_t recent[D9_RECENT];
 };
-
-/* Moves the value at recent[at] (or a new one, at == nrecent) to the front. */
-static void recent_front(struct cursor *c, unsigned at, uint64_t v)
-{
-    if (at == c->nrecent && c->nrecent < D9_RECENT)
-        c->nrecent++;
-    if (at >= D9_RECENT)
-        at = D9_RECENT - 1; /* a new value when full: the oldest goes */
-    for (; at; at--) /* at most 7: a loop, not a call to memmove */
-        c->recent[at] = c->recent[at - 1];
-    c->recent[0] = v;
-}
 
 /* How a type's events look once decoded (from the schema, per chunk). */
 struct shape {
-    uint8_t nfields;          /* kept: at most D9_EV_FIELDS */
-    uint8_t name;             /* 1 + the field whose bytes are the name, 0 none */
-    char kinds[D9_EV_FIELDS]; /* as consumers see them ('r' reads as 'u') */
-    uint64_t mask[D9_EV_FIELDS]; /* of a held value: a 'b' value's length only */
+    uint8_t head[8];             /* the event's bytes type..f: type, nfields, kinds, name_len 0 */
+    uint8_t name;                /* 1 + the field whose bytes are the name, 0 none */
+    uint64_t mask[D9_EV_FIELDS]; /* of a held value: a 'b' value's length only; 0 past nfields */
 };
+
+/* The head is stored as one word. */
+_Static_assert(offsetof(struct d9_event, f) - offsetof(struct d9_event, type) == 8, "d9_event head");
 
 /* A version 2 chunk's columns, each read once into values (and so checked
  * to hold them) before any event of the chunk is delivered. */
@@ -256,7 +244,7 @@ struct columns {
     size_t val_cap;
     uint32_t count[256];                   /* events per type */
     uint32_t next[256];                    /* the next event's index into its type's columns */
-    const uint64_t *field[256][D9_MAX_FIELDS]; /* set for the types counted */
+    const uint64_t *field[256][D9_MAX_FIELDS]; /* set for the types counted (past nfields: any column of count values) */
     struct shape shape[256];               /* set for the types counted */
 };
 
@@ -398,37 +386,16 @@ static int skip_bytes(struct cursor *c, uint64_t n)
     return 0;
 }
 
-/* An 'r' value: code 0 then the value, or the code-th recent one. -1 when
- * cut short or the code names no recent value. */
-static int get_recent(struct cursor *c, uint64_t code, uint64_t *v)
-{
-    if (code == 0) {
-        if (get_varint(c, v) < 0)
-            return -1;
-        recent_front(c, c->nrecent, *v);
-        return 0;
-    }
-    if (code > c->nrecent)
-        return -1;
-    *v = c->recent[code - 1];
-    recent_front(c, (unsigned)code - 1, *v);
-    return 0;
-}
-
 /* Decodes field f of kind k from c into ev; the first 'b' field (*named
  * still 0) is the name. Inlined: as a call it was a tenth of the decode
- * thread. */
+ * thread. Rows are version 1's: no 'r' (parse_header). */
 static inline __attribute__((always_inline)) int get_field(struct cursor *c, char k, unsigned f,
                                                            struct d9_event *ev, int *named)
 {
     uint64_t v;
     if (get_varint(c, &v) < 0)
         return -1;
-    if (k == 'r') {
-        if (get_recent(c, v, &v) < 0)
-            return -1;
-        k = 'u'; /* to consumers, an unsigned value */
-    } else if (k == 'b') {
+    if (k == 'b') {
         const uint8_t *bytes = c->p;
         if (skip_bytes(c, v) < 0)
             return -1;
@@ -456,23 +423,60 @@ static void clear_fields(struct d9_event *ev)
     ev->name_len = 0;
 }
 
-/* Reads count varints into out; -1 when they do not all fit. */
+/* Reads count varints into out; -1 when they do not all fit. The cursor
+ * is copied: through c, every store to out would reload it. */
 static int get_varints(struct cursor *c, uint64_t count, uint64_t *out)
 {
+    struct cursor l = *c;
     for (uint64_t i = 0; i < count;) {
-        if (count - i >= 8 && c->end - c->p >= 8) {
-            uint64_t w = word_at(c->p);
+        if (count - i >= 8 && l.end - l.p >= 8) {
+            uint64_t w = word_at(l.p);
             if (!(w & 0x8080808080808080ull)) { /* eight one-byte values at once */
                 for (unsigned j = 0; j < 8; j++)
                     out[i + j] = w >> 8 * j & 0xff;
-                c->p += 8;
+                l.p += 8;
                 i += 8;
                 continue;
             }
         }
-        if (get_varint(c, &out[i++]) < 0)
+        if (get_varint(&l, &out[i++]) < 0)
             return -1;
     }
+    c->p = l.p;
+    return 0;
+}
+
+/* Reads an 'r' column of count values into out (NULL: only checks it):
+ * code 0 then a new value, or the code-th value of the recent list, which
+ * starts empty; the value used goes to its front. -1 when cut short or a
+ * code names no recent value. The list is local: in the cursor, each move
+ * went through memory. */
+static int get_recents(struct cursor *c, uint64_t count, uint64_t *out)
+{
+    struct cursor l = *c;
+    uint64_t r[D9_RECENT];
+    unsigned nr = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t code, v;
+        unsigned at;
+        if (get_varint(&l, &code) < 0)
+            return -1;
+        if (code == 0) {
+            if (get_varint(&l, &v) < 0)
+                return -1;
+            at = nr < D9_RECENT ? nr++ : D9_RECENT - 1; /* when full, the oldest goes */
+        } else if (code <= nr) {
+            at = (unsigned)code - 1;
+            v = r[at];
+        } else
+            return -1;
+        for (; at; at--)
+            r[at] = r[at - 1];
+        r[0] = v;
+        if (out)
+            out[i] = v;
+    }
+    c->p = l.p;
     return 0;
 }
 
@@ -491,20 +495,17 @@ static int get_column(struct cursor *c, const uint8_t *raw, char k, uint64_t cou
             out[i] = (uint64_t)d9_unzigzag(out[i]);
         return 0;
     }
-    c->nrecent = 0;
+    if (k == 'r')
+        return get_recents(c, count, out);
     for (uint64_t i = 0; i < count; i++) {
         uint64_t v;
         if (get_varint(c, &v) < 0)
             return -1;
-        if (k == 'b') {
-            const uint8_t *at = c->p;
-            if (skip_bytes(c, v) < 0)
-                return -1;
-            v |= (uint64_t)(at - raw) << 32;
-        } else if (get_recent(c, v, &v) < 0)
+        const uint8_t *at = c->p;
+        if (skip_bytes(c, v) < 0)
             return -1;
         if (out)
-            out[i] = v;
+            out[i] = v | (uint64_t)(at - raw) << 32;
     }
     return 0;
 }
@@ -593,11 +594,13 @@ static int parse_chunk_rows(struct parse *ps, struct cursor *c, struct d9_event 
 /* The shape of type t's events, as get_field would leave them. */
 static struct shape shape_of(const struct d9_schema *sc, unsigned t)
 {
-    struct shape h = {.nfields = sc->nfields[t] < D9_EV_FIELDS ? sc->nfields[t] : D9_EV_FIELDS};
-    for (unsigned f = 0; f < h.nfields; f++) {
-        h.kinds[f] = sc->kinds[t][f] == 'r' ? 'u' : sc->kinds[t][f];
+    struct shape h = {.name = 0};
+    struct d9_event e = {.type = (uint8_t)t, .nfields = sc->nfields[t] < D9_EV_FIELDS ? sc->nfields[t] : D9_EV_FIELDS};
+    for (unsigned f = 0; f < e.nfields; f++) {
+        e.kinds[f] = sc->kinds[t][f] == 'r' ? 'u' : sc->kinds[t][f];
         h.mask[f] = sc->kinds[t][f] == 'b' ? UINT32_MAX : UINT64_MAX;
     }
+    memcpy(h.head, &e.type, sizeof(h.head));
     for (unsigned f = 0; !h.name && f < sc->nfields[t]; f++)
         if (sc->kinds[t][f] == 'b')
             h.name = (uint8_t)(f + 1);
@@ -653,6 +656,8 @@ static int read_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint64
                 return bad(ps, "chunk of tid %u: field %u column of type %u cut short", tid, f + 1, t);
             out = out ? out + col->count[t] : NULL;
         }
+        for (unsigned f = sc->nfields[t]; f < D9_EV_FIELDS; f++)
+            col->field[t][f] = col->val; /* the deltas: read, masked to 0 */
     }
     return 0;
 }
@@ -665,12 +670,9 @@ static inline void put_event(struct d9_event *e, const struct parse *ps, const s
     const struct shape *h = &col->shape[t];
     uint32_t k = col->next[t];
     e->ts = ts;
-    e->type = (uint8_t)t;
-    e->nfields = h->nfields;
-    memcpy(e->kinds, h->kinds, sizeof(e->kinds));
-    for (unsigned f = 0; f < D9_EV_FIELDS; f++)
-        e->f[f] = f < h->nfields ? col->field[t][f][k] & h->mask[f] : 0;
-    e->name_len = 0;
+    memcpy(&e->type, h->head, sizeof(h->head));
+    for (unsigned f = 0; f < D9_EV_FIELDS; f++) /* no branch on nfields: mispredicted as types mix */
+        e->f[f] = col->field[t][f][k] & h->mask[f];
     if (h->name) {
         uint64_t v = col->field[t][h->name - 1][k];
         uint32_t len = (uint32_t)v;
