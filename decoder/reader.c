@@ -617,21 +617,30 @@ static int read_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint64
     col->types = c->p;
     c->p += n;
     /* Four tallies: with one, a run of one type chains each count on the
-     * store of the one before (a tenth of the payload parse's time). */
+     * store of the one before (a tenth of the payload parse's time). The
+     * types are checked on the counts, not per event. */
     uint32_t tally[4][256];
     memset(tally, 0, sizeof(tally));
-    for (uint64_t i = 0; i < n; i++) {
-        uint8_t t = col->types[i];
-        if (t == 0 || !sc->present[t])
-            return bad(ps, "chunk of tid %u: event type %u not in the schema", tid, t);
-        tally[i & 3][t]++;
+    uint64_t i = 0;
+    for (; n - i >= 4; i += 4) {
+        tally[0][col->types[i]]++;
+        tally[1][col->types[i + 1]]++;
+        tally[2][col->types[i + 2]]++;
+        tally[3][col->types[i + 3]]++;
     }
+    for (; i < n; i++)
+        tally[i & 3][col->types[i]]++;
     uint64_t need = n;
+    int unknown = 0;
     for (unsigned t = 0; t < 256; t++) {
         col->count[t] = tally[0][t] + tally[1][t] + tally[2][t] + tally[3][t];
         col->next[t] = 0;
         need += (uint64_t)col->count[t] * sc->nfields[t];
+        unknown |= col->count[t] && (t == 0 || !sc->present[t]);
     }
+    for (i = 0; unknown; i++) /* the first one is named */
+        if (col->types[i] == 0 || !sc->present[col->types[i]])
+            return bad(ps, "chunk of tid %u: event type %u not in the schema", tid, col->types[i]);
     /* Each value takes a byte at least: a damaged count cannot ask for more. */
     if (need > (uint64_t)(c->end - c->p))
         need = (uint64_t)(c->end - c->p);

@@ -12,7 +12,9 @@
 #include "vec.h"
 
 /* After each chunk the reader wrote into d->out: the chunk's merge keys,
- * and its runs (a new one where the thread changes or time goes back). */
+ * and its runs (a new one where the thread changes or time goes back). The
+ * last key is kept in registers: read back from the array, each event
+ * waited on the store before it. */
 static int chunk_keys(void *ctx, size_t from)
 {
     struct dblock *d = ctx;
@@ -25,15 +27,19 @@ static int chunk_keys(void *ctx, size_t from)
         d->key = key;
         d->key_cap = d->out.cap;
     }
+    struct dkey last = from ? d->key[from - 1] : (struct dkey){0, 0};
+    size_t names = 0;
     for (size_t i = from; i < n; i++) {
-        if (!i || ev[i].tid != (uint32_t)d->key[i - 1].who || ev[i].ts < d->key[i - 1].ts) {
+        struct dkey k = {ev[i].ts, (uint64_t)ev[i].pid << 32 | ev[i].tid};
+        if (!i || (uint32_t)k.who != (uint32_t)last.who || k.ts < last.ts) {
             if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
                 return -1;
             d->run[d->nrun++] = i;
         }
-        d->key[i] = (struct dkey){ev[i].ts, (uint64_t)ev[i].pid << 32 | ev[i].tid};
-        d->names += ev[i].type == D9_EV_THREAD_NAME;
+        d->key[i] = last = k;
+        names += ev[i].type == D9_EV_THREAD_NAME;
     }
+    d->names += names;
     return 0;
 }
 
