@@ -242,17 +242,18 @@ struct columns {
     const uint8_t *types;
     uint64_t *val; /* the values: deltas, then each (type, field) column */
     size_t val_cap;
-    uint32_t count[256];                   /* events per type */
-    uint32_t next[256];                    /* the next event's index into its type's columns */
-    const uint64_t *field[256][D9_MAX_FIELDS]; /* set for the types counted (past nfields: any column of count values) */
-    struct shape shape[256];               /* set for the types counted */
+    uint32_t count[256]; /* events per type */
+    uint32_t next[256];  /* the next event's index into its type's columns */
+    /* Set for the types counted; past nfields, a column of at least count values. */
+    const uint64_t *field[256][D9_MAX_FIELDS];
+    struct shape shape[256]; /* set for the types counted */
 };
 
 struct d9_inflater {
     LZ4F_dctx *dctx;
     uint8_t *raw;
     size_t cap;
-    struct columns *col; /* a version 2 chunk's column cursors (33 KiB) */
+    struct columns *col; /* a version 2 chunk's columns (30 KiB, and the values) */
 };
 
 struct d9_inflater *d9_inflater_new(void)

@@ -4,8 +4,8 @@
  * block), stream_ahead.c (a second thread decoding blocks ahead) and
  * stream_merge.c (the heap merge, on the caller's thread). The split of the
  * work between the two threads is by measure: decoding a block (inflate,
- * parse, copy out) costs about as much per event as merging plus a summary's
- * analysis. */
+ * parse, fill the events) costs about as much per event as merging plus a
+ * summary's analysis. */
 #ifndef DIAL9_DECODER_STREAM_INT_H
 #define DIAL9_DECODER_STREAM_INT_H
 
