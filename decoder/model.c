@@ -65,9 +65,11 @@ int d9_model_each(const struct d9_model *m, d9_event_fn fn, void *ctx)
         return 0;
     }
     const struct d9_event *e;
+    size_t n;
     int got, rc = 0;
-    while (rc == 0 && (got = d9_stream_next(m->src, &e)) > 0)
-        rc = fn(ctx, e);
+    while (rc == 0 && (got = d9_stream_next(m->src, &e, &n)) > 0)
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            rc = fn(ctx, &e[i]);
     if (rc != 0)
         d9_stream_stop(m->src);
     return rc != 0 ? rc : got < 0 ? -1 : 0;

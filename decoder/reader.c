@@ -224,41 +224,42 @@ static size_t find_block(const uint8_t *buf, size_t len, size_t from)
 
 struct cursor {
     const uint8_t *p, *end;
-    unsigned nrecent;            /* an 'r' column's recent list (dial9_format.h) */
-    uint64_t recent[D9_RECENT];
 };
 
-/* Moves the value at recent[at] (or a new one, at == nrecent) to the front. */
-static void recent_front(struct cursor *c, unsigned at, uint64_t v)
-{
-    if (at == c->nrecent && c->nrecent < D9_RECENT)
-        c->nrecent++;
-    if (at >= D9_RECENT)
-        at = D9_RECENT - 1; /* a new value when full: the oldest goes */
-    memmove(c->recent + 1, c->recent, at * sizeof(c->recent[0]));
-    c->recent[0] = v;
-}
+/* How a type's events look once decoded (from the schema, per chunk). */
+struct shape {
+    uint8_t head[8];             /* the event's bytes type..f: type, nfields, kinds, name_len 0 */
+    uint8_t name;                /* 1 + the field whose bytes are the name, 0 none */
+    uint64_t mask[D9_EV_FIELDS]; /* of a held value: a 'b' value's length only; 0 past nfields */
+};
 
-/* A version 2 chunk's columns, located (and checked to hold their values)
- * before any event of the chunk is delivered. */
+/* The head is stored as one word. */
+_Static_assert(offsetof(struct d9_event, f) - offsetof(struct d9_event, type) == 8, "d9_event head");
+
+/* A version 2 chunk's columns, each read once into values (and so checked
+ * to hold them) before any event of the chunk is delivered. */
 struct columns {
     const uint8_t *types;
-    struct cursor deltas;
-    uint32_t count[256];                     /* events per type */
-    struct cursor field[256][D9_MAX_FIELDS]; /* set for the types counted */
+    uint64_t *val; /* the values: deltas, then each (type, field) column */
+    size_t val_cap;
+    uint32_t count[256]; /* events per type */
+    uint32_t next[256];  /* the next event's index into its type's columns */
+    /* Set for the types counted; past nfields, a column of at least count values. */
+    const uint64_t *field[256][D9_MAX_FIELDS];
+    struct shape shape[256]; /* set for the types counted */
 };
 
 struct d9_inflater {
     LZ4F_dctx *dctx;
     uint8_t *raw;
     size_t cap;
-    struct columns *col; /* a version 2 chunk's column cursors (33 KiB) */
+    struct columns *col; /* a version 2 chunk's columns (30 KiB, and the values) */
 };
 
 struct d9_inflater *d9_inflater_new(void)
 {
     struct d9_inflater *z = calloc(1, sizeof(*z));
-    if (z && !(z->col = malloc(sizeof(*z->col)))) {
+    if (z && !(z->col = calloc(1, sizeof(*z->col)))) {
         free(z);
         return NULL;
     }
@@ -275,6 +276,8 @@ void d9_inflater_free(struct d9_inflater *z)
     if (!z)
         return;
     LZ4F_freeDecompressionContext(z->dctx);
+    if (z->col)
+        free(z->col->val);
     free(z->col);
     free(z->raw);
     free(z);
@@ -384,37 +387,16 @@ static int skip_bytes(struct cursor *c, uint64_t n)
     return 0;
 }
 
-/* An 'r' value: code 0 then the value, or the code-th recent one. -1 when
- * cut short or the code names no recent value. */
-static int get_recent(struct cursor *c, uint64_t code, uint64_t *v)
-{
-    if (code == 0) {
-        if (get_varint(c, v) < 0)
-            return -1;
-        recent_front(c, c->nrecent, *v);
-        return 0;
-    }
-    if (code > c->nrecent)
-        return -1;
-    *v = c->recent[code - 1];
-    recent_front(c, (unsigned)code - 1, *v);
-    return 0;
-}
-
 /* Decodes field f of kind k from c into ev; the first 'b' field (*named
  * still 0) is the name. Inlined: as a call it was a tenth of the decode
- * thread. */
+ * thread. Rows are version 1's: no 'r' (parse_header). */
 static inline __attribute__((always_inline)) int get_field(struct cursor *c, char k, unsigned f,
                                                            struct d9_event *ev, int *named)
 {
     uint64_t v;
     if (get_varint(c, &v) < 0)
         return -1;
-    if (k == 'r') {
-        if (get_recent(c, v, &v) < 0)
-            return -1;
-        k = 'u'; /* to consumers, an unsigned value */
-    } else if (k == 'b') {
+    if (k == 'b') {
         const uint8_t *bytes = c->p;
         if (skip_bytes(c, v) < 0)
             return -1;
@@ -442,21 +424,90 @@ static void clear_fields(struct d9_event *ev)
     ev->name_len = 0;
 }
 
-/* Steps over count values of kind k; -1 when they do not all fit (or an
- * 'r' code names no recent value). Leaves an 'r' column's list empty. */
-static int skip_values(struct cursor *c, char k, uint64_t count)
+/* Reads count varints into out; -1 when they do not all fit. The cursor
+ * is copied: through c, every store to out would reload it. */
+static int get_varints(struct cursor *c, uint64_t count, uint64_t *out)
 {
-    if (k == 'u' || k == 's')
-        return skip_varints(c, count);
-    c->nrecent = 0;
+    struct cursor l = *c;
+    for (uint64_t i = 0; i < count;) {
+        if (count - i >= 8 && l.end - l.p >= 8) {
+            uint64_t w = word_at(l.p);
+            if (!(w & 0x8080808080808080ull)) { /* eight one-byte values at once */
+                for (unsigned j = 0; j < 8; j++)
+                    out[i + j] = w >> 8 * j & 0xff;
+                l.p += 8;
+                i += 8;
+                continue;
+            }
+        }
+        if (get_varint(&l, &out[i++]) < 0)
+            return -1;
+    }
+    c->p = l.p;
+    return 0;
+}
+
+/* Reads an 'r' column of count values into out (NULL: only checks it):
+ * code 0 then a new value, or the code-th value of the recent list, which
+ * starts empty; the value used goes to its front. -1 when cut short or a
+ * code names no recent value. The list is local: in the cursor, each move
+ * went through memory. */
+static int get_recents(struct cursor *c, uint64_t count, uint64_t *out)
+{
+    struct cursor l = *c;
+    uint64_t r[D9_RECENT];
+    unsigned nr = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t code, v;
+        unsigned at;
+        if (get_varint(&l, &code) < 0)
+            return -1;
+        if (code == 0) {
+            if (get_varint(&l, &v) < 0)
+                return -1;
+            at = nr < D9_RECENT ? nr++ : D9_RECENT - 1; /* when full, the oldest goes */
+        } else if (code <= nr) {
+            at = (unsigned)code - 1;
+            v = r[at];
+        } else
+            return -1;
+        for (; at; at--)
+            r[at] = r[at - 1];
+        r[0] = v;
+        if (out)
+            out[i] = v;
+    }
+    c->p = l.p;
+    return 0;
+}
+
+/* Reads a column of count values of kind k into out ('s' unzigzagged, 'r'
+ * resolved, 'b' as the offset of its bytes in raw << 32 | their length:
+ * both under D9_BLOCK_MAX_RAW), or steps over it when out is NULL. -1 when
+ * they do not all fit (or an 'r' code names no recent value). */
+static int get_column(struct cursor *c, const uint8_t *raw, char k, uint64_t count, uint64_t *out)
+{
+    if (k == 'u' || k == 's') {
+        if (!out)
+            return skip_varints(c, count);
+        if (get_varints(c, count, out) < 0)
+            return -1;
+        for (uint64_t i = 0; k == 's' && i < count; i++)
+            out[i] = (uint64_t)d9_unzigzag(out[i]);
+        return 0;
+    }
+    if (k == 'r')
+        return get_recents(c, count, out);
     for (uint64_t i = 0; i < count; i++) {
         uint64_t v;
         if (get_varint(c, &v) < 0)
             return -1;
-        if (k == 'b' ? skip_bytes(c, v) < 0 : get_recent(c, v, &v) < 0)
+        const uint8_t *at = c->p;
+        if (skip_bytes(c, v) < 0)
             return -1;
+        if (out)
+            out[i] = v | (uint64_t)(at - raw) << 32;
     }
-    c->nrecent = 0;
     return 0;
 }
 
@@ -466,9 +517,10 @@ struct parse {
     const uint8_t *raw;
     d9_event_fn fn;
     void *ctx;
-    struct columns *col; /* version 2 scratch (the inflater's) */
-    uint32_t nev; /* events delivered (counted when fn is NULL) */
-    int stop;     /* fn's non-zero return */
+    struct d9_sink *sink; /* instead of fn: events written in place */
+    struct columns *col;  /* version 2 scratch (the inflater's) */
+    uint32_t nev; /* events delivered (counted when neither fn nor sink) */
+    int stop;     /* fn's (or sink->chunk's) non-zero return; -1 out of memory */
     char why[96]; /* why the payload is bad */
 };
 
@@ -482,10 +534,34 @@ static int bad(struct parse *ps, const char *fmt, ...)
     return 1;
 }
 
-/* Hands ev to fn; 1 when fn asks to stop. */
+/* Room for n more events in the sink; NULL out of memory. */
+static struct d9_event *sink_room(struct d9_sink *k, uint64_t n)
+{
+    if (k->cap - k->n < n) {
+        size_t cap = k->cap ? k->cap : 1024;
+        while (cap - k->n < n)
+            cap *= 2;
+        struct d9_event *ev = realloc(k->ev, cap * sizeof(*ev));
+        if (!ev)
+            return NULL;
+        k->ev = ev;
+        k->cap = cap;
+    }
+    return k->ev + k->n;
+}
+
+/* Hands ev to fn (or appends it to the sink); 1 when decoding must stop. */
 static int deliver(struct parse *ps, const struct d9_event *ev)
 {
     ps->nev++;
+    if (ps->sink) {
+        struct d9_event *d = sink_room(ps->sink, 1);
+        if (!d)
+            return (ps->stop = -1) != 0;
+        *d = *ev;
+        ps->sink->n++;
+        return 0;
+    }
     return ps->fn && (ps->stop = ps->fn(ps->ctx, ev)) != 0;
 }
 
@@ -516,8 +592,25 @@ static int parse_chunk_rows(struct parse *ps, struct cursor *c, struct d9_event 
     }
 }
 
-/* Finds the columns of a chunk of n events at c, leaving c after them. 0 ok, 1 bad. */
-static int locate_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint64_t n, struct columns *col)
+/* The shape of type t's events, as get_field would leave them. */
+static struct shape shape_of(const struct d9_schema *sc, unsigned t)
+{
+    struct shape h = {.name = 0};
+    struct d9_event e = {.type = (uint8_t)t, .nfields = sc->nfields[t] < D9_EV_FIELDS ? sc->nfields[t] : D9_EV_FIELDS};
+    for (unsigned f = 0; f < e.nfields; f++) {
+        e.kinds[f] = sc->kinds[t][f] == 'r' ? 'u' : sc->kinds[t][f];
+        h.mask[f] = sc->kinds[t][f] == 'b' ? UINT32_MAX : UINT64_MAX;
+    }
+    memcpy(h.head, &e.type, sizeof(h.head));
+    for (unsigned f = 0; !h.name && f < sc->nfields[t]; f++)
+        if (sc->kinds[t][f] == 'b')
+            h.name = (uint8_t)(f + 1);
+    return h;
+}
+
+/* Reads the columns of a chunk of n events at c into col's values (out
+ * NULL: only checks them), leaving c after them. 0 ok, 1 bad, -1 out of memory. */
+static int read_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint64_t n, struct columns *col, int keep)
 {
     const struct d9_schema *sc = &ps->s->schema;
     if (n == 0 || n > (uint64_t)(c->end - c->p))
@@ -525,59 +618,117 @@ static int locate_columns(struct parse *ps, struct cursor *c, uint32_t tid, uint
     col->types = c->p;
     c->p += n;
     /* Four tallies: with one, a run of one type chains each count on the
-     * store of the one before (a tenth of the payload parse's time). */
+     * store of the one before (a tenth of the payload parse's time). The
+     * types are checked on the counts, not per event. */
     uint32_t tally[4][256];
     memset(tally, 0, sizeof(tally));
-    for (uint64_t i = 0; i < n; i++) {
-        uint8_t t = col->types[i];
-        if (t == 0 || !sc->present[t])
-            return bad(ps, "chunk of tid %u: event type %u not in the schema", tid, t);
-        tally[i & 3][t]++;
+    uint64_t i = 0;
+    for (; n - i >= 4; i += 4) {
+        tally[0][col->types[i]]++;
+        tally[1][col->types[i + 1]]++;
+        tally[2][col->types[i + 2]]++;
+        tally[3][col->types[i + 3]]++;
     }
-    for (unsigned t = 0; t < 256; t++)
+    for (; i < n; i++)
+        tally[i & 3][col->types[i]]++;
+    uint64_t need = n;
+    int unknown = 0;
+    for (unsigned t = 0; t < 256; t++) {
         col->count[t] = tally[0][t] + tally[1][t] + tally[2][t] + tally[3][t];
-    col->deltas.p = c->p;
-    if (skip_values(c, 'u', n) < 0)
+        col->next[t] = 0;
+        need += (uint64_t)col->count[t] * sc->nfields[t];
+        unknown |= col->count[t] && (t == 0 || !sc->present[t]);
+    }
+    for (i = 0; unknown; i++) /* the first one is named */
+        if (col->types[i] == 0 || !sc->present[col->types[i]])
+            return bad(ps, "chunk of tid %u: event type %u not in the schema", tid, col->types[i]);
+    /* Each value takes a byte at least: a damaged count cannot ask for more. */
+    if (need > (uint64_t)(c->end - c->p))
+        need = (uint64_t)(c->end - c->p);
+    if (keep && col->val_cap < need) {
+        uint64_t *v = realloc(col->val, need * sizeof(*v));
+        if (!v)
+            return -1;
+        col->val = v;
+        col->val_cap = need;
+    }
+    uint64_t *out = keep ? col->val : NULL;
+    if (get_column(c, ps->raw, 'u', n, out) < 0)
         return bad(ps, "chunk of tid %u: timestamp column cut short", tid);
-    col->deltas.end = c->p;
+    out = out ? out + n : NULL;
     for (unsigned t = 1; t < 256; t++) {
-        for (unsigned f = 0; col->count[t] && f < sc->nfields[t]; f++) {
-            col->field[t][f].p = c->p;
-            if (skip_values(c, sc->kinds[t][f], col->count[t]) < 0)
+        if (!col->count[t])
+            continue;
+        col->shape[t] = shape_of(sc, t);
+        for (unsigned f = 0; f < sc->nfields[t]; f++) {
+            col->field[t][f] = out;
+            if (get_column(c, ps->raw, sc->kinds[t][f], col->count[t], out) < 0)
                 return bad(ps, "chunk of tid %u: field %u column of type %u cut short", tid, f + 1, t);
-            col->field[t][f].end = c->p;
-            col->field[t][f].nrecent = 0;
+            out = out ? out + col->count[t] : NULL;
         }
+        for (unsigned f = sc->nfields[t]; f < D9_EV_FIELDS; f++)
+            col->field[t][f] = col->val; /* the deltas: read, masked to 0 */
     }
     return 0;
+}
+
+/* Fills e, the i-th event of the chunk read into col, whose ts is given. */
+static inline void put_event(struct d9_event *e, const struct parse *ps, const struct columns *col, uint64_t i,
+                             uint64_t ts)
+{
+    unsigned t = col->types[i];
+    const struct shape *h = &col->shape[t];
+    uint32_t k = col->next[t];
+    e->ts = ts;
+    memcpy(&e->type, h->head, sizeof(h->head));
+    for (unsigned f = 0; f < D9_EV_FIELDS; f++) /* no branch on nfields: mispredicted as types mix */
+        e->f[f] = col->field[t][f][k] & h->mask[f];
+    if (h->name) {
+        uint64_t v = col->field[t][h->name - 1][k];
+        uint32_t len = (uint32_t)v;
+        e->name_len = (uint8_t)(len < sizeof(e->name) ? len : sizeof(e->name));
+        memcpy(e->name, ps->raw + (v >> 32), e->name_len);
+    }
 }
 
 /* Version 2: a chunk of columns. A bad chunk delivers none of its events. 0 ok, 1 bad. */
 static int parse_chunk_columns(struct parse *ps, struct cursor *c, struct d9_event *ev, uint64_t ts,
                                struct columns *col)
 {
-    const struct d9_schema *sc = &ps->s->schema;
     uint64_t n;
     if (get_varint(c, &n) < 0)
         return bad(ps, "chunk of tid %u: no event count", ev->tid);
-    if (locate_columns(ps, c, ev->tid, n, col))
+    int keep = ps->fn || ps->sink;
+    int rc = read_columns(ps, c, ev->tid, n, col, keep);
+    if (rc > 0)
         return 1;
-    if (!ps->fn) {
+    struct d9_event *dst = NULL;
+    if (rc < 0 || (ps->sink && !(dst = sink_room(ps->sink, n)))) {
+        ps->stop = -1;
+        return 0;
+    }
+    if (!keep) {
         ps->nev += (uint32_t)n;
         return 0;
     }
+    /* Written straight into the sink: no copy, no call per event. */
+    const uint64_t *delta = col->val;
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t delta = 0;
-        ev->type = col->types[i];
-        int named = 0;
-        get_varint(&col->deltas, &delta); /* these cannot fail: located above */
-        clear_fields(ev);
-        for (unsigned f = 0; f < sc->nfields[ev->type]; f++)
-            get_field(&col->field[ev->type][f], sc->kinds[ev->type][f], f, ev, &named);
-        ts += delta;
-        ev->ts = ts;
-        if (deliver(ps, ev))
+        struct d9_event *e = dst ? dst + i : ev;
+        ts += delta[i];
+        if (dst) {
+            e->seq = 0;
+            e->pid = ev->pid;
+            e->tid = ev->tid;
+        }
+        put_event(e, ps, col, i, ts);
+        col->next[col->types[i]]++;
+        if (!dst && deliver(ps, e))
             return 0;
+    }
+    if (dst) {
+        ps->nev += (uint32_t)n;
+        ps->sink->n += n;
     }
     return 0;
 }
@@ -600,7 +751,10 @@ static int parse_payload(struct parse *ps, size_t n)
         if (tid > UINT32_MAX || get_varint(&c, &ts) < 0)
             return bad(ps, "bad chunk header at payload offset %zu", (size_t)(c.p - ps->raw));
         ev.tid = (uint32_t)tid;
+        size_t from = ps->sink ? ps->sink->n : 0;
         int rc = ps->s->version == 1 ? parse_chunk_rows(ps, &c, &ev, ts) : parse_chunk_columns(ps, &c, &ev, ts, ps->col);
+        if (!ps->stop && ps->sink && ps->sink->n > from)
+            ps->stop = ps->sink->chunk(ps->sink->ctx, from);
         if (rc || ps->stop)
             return rc;
     }
@@ -617,8 +771,9 @@ void d9_seg_block_lost(struct d9_seg *s, const struct d9_block_ref *b, const cha
     s->skipped += D9_BLOCK_HEADER_SIZE + (uint64_t)b->payload_len;
 }
 
-int d9_decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
-                    d9_event_fn fn, void *ctx)
+/* d9_decode_block and d9_decode_block_into: events to fn or to sink. */
+static int decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
+                        struct parse *ps)
 {
     if (z->cap < b->raw_len + 1u) {
         uint8_t *r = realloc(z->raw, b->raw_len + 1u);
@@ -635,18 +790,34 @@ int d9_decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_blo
         d9_seg_block_lost(s, b, why);
         return 0;
     }
-    struct parse ps = {.s = s, .raw = z->raw, .fn = fn, .ctx = ctx, .col = z->col};
-    int st = parse_payload(&ps, b->raw_len);
-    if (ps.stop)
-        return ps.stop;
-    if (st == 0 && ps.nev != b->events)
-        st = bad(&ps, "block holds %u events, header says %u", ps.nev, b->events);
+    ps->s = s;
+    ps->raw = z->raw;
+    ps->col = z->col;
+    int st = parse_payload(ps, b->raw_len);
+    if (ps->stop)
+        return ps->stop;
+    if (st == 0 && ps->nev != b->events)
+        st = bad(ps, "block holds %u events, header says %u", ps->nev, b->events);
     if (st) { /* crc was fine: the writer's bytes, kept up to here */
-        problem(s, b->index, b->off, 0, "%s", ps.why);
+        problem(s, b->index, b->off, 0, "%s", ps->why);
         s->blocks--;
-        s->events = s->events - b->events + ps.nev;
+        s->events = s->events - b->events + ps->nev;
     }
     return 0;
+}
+
+int d9_decode_block(struct d9_seg *s, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
+                    d9_event_fn fn, void *ctx)
+{
+    struct parse ps = {.fn = fn, .ctx = ctx};
+    return decode_block(s, z, b, payload, &ps);
+}
+
+int d9_decode_block_into(struct d9_seg *s, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
+                         struct d9_sink *sink)
+{
+    struct parse ps = {.sink = sink};
+    return decode_block(s, z, b, payload, &ps);
 }
 
 int d9_scan_segment(const uint8_t *buf, size_t len, struct d9_seg *s, d9_block_fn fn, void *ctx)

@@ -106,6 +106,23 @@ void d9_inflater_free(struct d9_inflater *z);
 int d9_decode_block(struct d9_seg *seg, struct d9_inflater *z, const struct d9_block_ref *b, const uint8_t *payload,
                     d9_event_fn fn, void *ctx);
 
+/* Where d9_decode_block_into puts the events: appended to ev[] (grown
+ * with realloc), written in place rather than handed out one by one. After
+ * each chunk, chunk(ctx, from) is called: ev[from..n) are that chunk's, one
+ * thread's in decode order. Its non-zero return stops decoding. */
+struct d9_sink {
+    struct d9_event *ev;
+    size_t n, cap;
+    int (*chunk)(void *ctx, size_t from);
+    void *ctx;
+};
+
+/* d9_decode_block with the events appended to sink (the bytes of ev[i].name
+ * past name_len are left as they were). Returns 0, chunk's non-zero
+ * return, or -1 out of memory. */
+int d9_decode_block_into(struct d9_seg *seg, struct d9_inflater *z, const struct d9_block_ref *b,
+                         const uint8_t *payload, struct d9_sink *sink);
+
 /* Decodes buf[0..len). fn may be NULL (count only). Fills seg (free it with
  * d9_seg_free even on failure). Returns 0, or fn's non-zero return, or -1
  * when out of memory. Damage is reported in seg, not in the return value. */

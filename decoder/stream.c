@@ -130,17 +130,17 @@ static int take(struct d9_stream *s)
     s->next++;
     if (!d)
         return -1;
-    for (size_t i = 0; d->names && i < d->n; i++)
-        if (d->ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->ev[i]) < 0)
+    for (size_t i = 0; d->names && i < d->out.n; i++)
+        if (d->out.ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->out.ev[i]) < 0)
             return -1;
-    if (!d->n) {
+    if (!d->out.n) {
         d9s_block_put(s, d);
         return 0;
     }
     return d9s_merge_add(s, d);
 }
 
-int d9_stream_next(struct d9_stream *s, const struct d9_event **ev)
+int d9_stream_next(struct d9_stream *s, const struct d9_event **ev, size_t *n)
 {
     if (s->done) {
         d9s_block_put(s, s->done);
@@ -153,7 +153,7 @@ int d9_stream_next(struct d9_stream *s, const struct d9_event **ev)
         end_pass(s);
         return 0;
     }
-    *ev = d9s_merge_pop(s);
+    *n = d9s_merge_span(s, s->next < s->nb ? s->b[s->next].ref.first_ts : UINT64_MAX, ev);
     return 1;
 }
 

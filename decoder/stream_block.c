@@ -11,23 +11,35 @@
 #include "stream_int.h"
 #include "vec.h"
 
-static int collect(void *ctx, const struct d9_event *ev)
+/* After each chunk the reader wrote into d->out: the chunk's merge keys,
+ * and its runs (a new one where the thread changes or time goes back). The
+ * last key is kept in registers: read back from the array, each event
+ * waited on the store before it. */
+static int chunk_keys(void *ctx, size_t from)
 {
     struct dblock *d = ctx;
-    if ((d->n == d->cap && d9_grow((void **)&d->ev, &d->cap, d->n, sizeof(*d->ev)) < 0) ||
-        (d->n == d->key_cap && d9_grow((void **)&d->key, &d->key_cap, d->n, sizeof(*d->key)) < 0))
-        return -1;
-    if (!d->n || ev->tid != (uint32_t)d->key[d->n - 1].who || ev->ts < d->key[d->n - 1].ts) {
-        if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
+    const struct d9_event *ev = d->out.ev;
+    size_t n = d->out.n;
+    if (d->key_cap < n) {
+        struct dkey *key = realloc(d->key, d->out.cap * sizeof(*key));
+        if (!key)
             return -1;
-        d->run[d->nrun++] = d->n;
+        d->key = key;
+        d->key_cap = d->out.cap;
     }
-    d->key[d->n] = (struct dkey){ev->ts, (uint64_t)ev->pid << 32 | ev->tid};
-    struct d9_event *e = &d->ev[d->n++];
-    memcpy(e, ev, offsetof(struct d9_event, name));
-    if (ev->name_len) /* the name bytes only when it has some (the reader's are stale otherwise) */
-        memcpy(e->name, ev->name, sizeof(e->name));
-    d->names += ev->type == D9_EV_THREAD_NAME;
+    struct dkey last = from ? d->key[from - 1] : (struct dkey){0, 0};
+    size_t names = 0;
+    for (size_t i = from; i < n; i++) {
+        struct dkey k = {ev[i].ts, (uint64_t)ev[i].pid << 32 | ev[i].tid};
+        if (!i || (uint32_t)k.who != (uint32_t)last.who || k.ts < last.ts) {
+            if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
+                return -1;
+            d->run[d->nrun++] = i;
+        }
+        d->key[i] = last = k;
+        names += ev[i].type == D9_EV_THREAD_NAME;
+    }
+    d->names += names;
     return 0;
 }
 
@@ -35,7 +47,7 @@ void d9s_block_free(struct dblock *d)
 {
     if (!d)
         return;
-    free(d->ev);
+    free(d->out.ev);
     free(d->key);
     free(d->run);
     free(d);
@@ -49,7 +61,7 @@ struct dblock *d9s_block_get(struct d9_stream *s)
     if (!d)
         d = calloc(1, sizeof(*d));
     if (d)
-        d->n = d->nrun = d->live = d->names = 0;
+        d->out.n = d->nrun = d->live = d->names = 0;
     return d;
 }
 
@@ -98,18 +110,11 @@ int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d)
     }
     /* The header's count, when believable (an event takes at least 2 raw
      * bytes): one allocation. A lie only means growing as it decodes. */
-    if (d->cap < b->ref.events && b->ref.events <= b->ref.raw_len / 2) {
-        struct d9_event *ev = realloc(d->ev, b->ref.events * sizeof(*ev));
+    if (d->out.cap < b->ref.events && b->ref.events <= b->ref.raw_len / 2) {
+        struct d9_event *ev = realloc(d->out.ev, b->ref.events * sizeof(*ev));
         if (ev) {
-            d->ev = ev;
-            d->cap = b->ref.events;
-        }
-    }
-    if (d->key_cap < d->cap) {
-        struct dkey *key = realloc(d->key, d->cap * sizeof(*key));
-        if (key) {
-            d->key = key;
-            d->key_cap = d->cap;
+            d->out.ev = ev;
+            d->out.cap = b->ref.events;
         }
     }
     d->order = (uint64_t)b->file << 40 | (uint64_t)(b->ref.index & 0xffffff) << 16;
@@ -117,6 +122,8 @@ int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d)
         d9_seg_block_lost(seg, &b->ref, got < n ? "block unreadable" : "payload changed since it was indexed");
         return 0;
     }
-    int rc = d9_decode_block(seg, s->z, &b->ref, s->buf, collect, d);
+    d->out.chunk = chunk_keys;
+    d->out.ctx = d;
+    int rc = d9_decode_block_into(seg, s->z, &b->ref, s->buf, &d->out);
     return rc < 0 ? -1 : 0;
 }

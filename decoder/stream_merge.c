@@ -19,9 +19,9 @@ static int heap_push(struct d9_stream *s, struct run r)
 int d9s_merge_add(struct d9_stream *s, struct dblock *d)
 {
     for (size_t i = 0; i < d->nrun; i++) {
-        size_t at = d->run[i], end = i + 1 < d->nrun ? d->run[i + 1] : d->n;
-        struct run r = {d->key[at].ts, d->key[at].who, d->order | (i < 0xffff ? i : 0xffff), &d->ev[at],
-                        &d->ev[end], &d->key[at], d};
+        size_t at = d->run[i], end = i + 1 < d->nrun ? d->run[i + 1] : d->out.n;
+        struct run r = {d->key[at].ts, d->key[at].who, d->order | (i < 0xffff ? i : 0xffff), &d->out.ev[at],
+                        &d->out.ev[end], &d->key[at], d};
         if (heap_push(s, r) < 0)
             return -1; /* runs already pushed keep d alive: recycled by d9s_merge_drop */
         d->live++;
