@@ -26,9 +26,22 @@ static inline size_t varint_len(uint64_t v)
     return v < 0x80 ? 1 : (size_t)(64 - __builtin_clzll(v) + 6) / 7;
 }
 
+/* The most column bytes an event of schema s can take: a 10-byte delta and
+ * fields ('r' 1 + 10, 'b' up to 1 + 16, others 10). */
+static uint8_t event_bound(const struct d9_schema_entry *s)
+{
+    size_t b = 1 + 10;
+    for (size_t f = 0; f < D9_MAX_FIELDS && s->kinds[f]; f++)
+        b += s->kinds[f] == 'b' ? 17 : s->kinds[f] == 'r' ? 11 : 10;
+    return (uint8_t)b;
+}
+
 /* Field by field: a compound literal would clear the 32 KiB chunk array. */
 void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
 {
+    e->bound[0] = 0;
+    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++)
+        e->bound[schema[i].type] = event_bound(&schema[i]);
     e->buf = buf;
     e->cap = cap;
     e->len = 0;
@@ -38,14 +51,15 @@ void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
     e->in_chunk = 0;
     e->tid = e->n = 0;
     e->base_ts = 0;
-    e->chunk_hdr = e->chunk_bytes = 0;
+    e->chunk_hdr = e->chunk_bytes = e->bound_bytes = 0;
+    e->exact_n = 0;
 }
 
-/* Bytes the open chunk takes once written, with add more column bytes and
- * events more events. */
+/* Bytes the open chunk takes once written (at most, while bound_bytes is
+ * not 0), with add more column bytes and events more events. */
 static size_t chunk_size(const struct d9_enc *e, size_t add, uint32_t events)
 {
-    return e->chunk_hdr + varint_len(e->n + events) + e->chunk_bytes + add;
+    return e->chunk_hdr + varint_len(e->n + events) + e->chunk_bytes + e->bound_bytes + add;
 }
 
 static int fits(const struct d9_enc *e, size_t chunk)
@@ -63,7 +77,8 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
     e->base_ts = base_ts;
     e->n = 0;
     e->chunk_hdr = varint_len(tid) + varint_len(base_ts);
-    e->chunk_bytes = 0;
+    e->chunk_bytes = e->bound_bytes = 0;
+    e->exact_n = 0;
     if (!fits(e, chunk_size(e, 2, 1))) /* not even one event would fit */
         return -1;
     e->prev_ts = base_ts;
@@ -129,6 +144,26 @@ static size_t put_field(uint8_t *p, const struct d9_raw_event *ev, char k, char 
     return d9_put_varint(p, field_varint(ev, k, src));
 }
 
+/* Column bytes of an event of schema s whose delta is delta. */
+static size_t event_len(const struct d9_schema_entry *s, const struct d9_raw_event *ev, uint64_t delta)
+{
+    size_t add = 1 + varint_len(delta); /* type byte, delta */
+    for (size_t f = 0; f < D9_MAX_FIELDS && s->kinds[f]; f++)
+        add += field_len(ev, s->kinds[f], s->sources[f]);
+    return add;
+}
+
+/* Replaces the bound of events exact_n..n with their exact sizes. */
+static void settle(struct d9_enc *e)
+{
+    for (uint32_t i = e->exact_n; i < e->n; i++) {
+        const struct d9_raw_event *c = &e->chunk[i];
+        e->chunk_bytes += event_len(schema_of(c->type), c, c->ts - (i ? e->chunk[i - 1].ts : e->base_ts));
+    }
+    e->exact_n = e->n;
+    e->bound_bytes = 0;
+}
+
 int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
 {
     if (!e->in_chunk)
@@ -140,15 +175,21 @@ int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
     if (e->n == D9_ENC_CHUNK_MAX && d9_enc_begin_chunk(e, e->tid, e->prev_ts) < 0)
         return -1;
     uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts; /* clamp: deltas are unsigned */
-    size_t add = 1 + varint_len(ts - e->prev_ts); /* type byte, delta */
-    for (size_t f = 0; f < D9_MAX_FIELDS && s->kinds[f]; f++)
-        add += field_len(ev, s->kinds[f], s->sources[f]);
-    if (!fits(e, chunk_size(e, add, 1)))
-        return -1;
+    /* Most events: the bound fits, so the exact size does too (the same
+     * block as exact sizes give, without working them out per event). */
+    if (fits(e, chunk_size(e, e->bound[ev->type], 1))) {
+        e->bound_bytes += e->bound[ev->type];
+    } else {
+        settle(e);
+        size_t add = event_len(s, ev, ts - e->prev_ts);
+        if (!fits(e, chunk_size(e, add, 1)))
+            return -1;
+        e->chunk_bytes += add;
+        e->exact_n = e->n + 1;
+    }
     struct d9_raw_event *c = &e->chunk[e->n++];
     *c = *ev;
     c->ts = ts;
-    e->chunk_bytes += add;
     e->prev_ts = ts;
     e->events++;
     if (ts < e->first_ts)
@@ -191,7 +232,8 @@ static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, ui
             n += d9_put_varint(p + n, v);
             at = nrecent < D9_RECENT ? nrecent++ : D9_RECENT - 1;
         }
-        memmove(recent + 1, recent, at * sizeof(recent[0]));
+        for (; at > 0; at--) /* at most D9_RECENT - 1 moves: no memmove call */
+            recent[at] = recent[at - 1];
         recent[0] = v;
     }
     return n;
@@ -201,11 +243,33 @@ static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, ui
 static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_schema_entry *s, size_t f,
                          uint32_t from, uint32_t to)
 {
-    if (s->kinds[f] == 'r')
-        return put_recent_column(p, e, s->sources[f], from, to);
+    char k = s->kinds[f], src = s->sources[f];
+    if (k == 'r')
+        return put_recent_column(p, e, src, from, to);
     size_t n = 0;
-    for (uint32_t i = from; i < to; i++)
-        n += put_field(p + n, &e->chunk[e->order[i]], s->kinds[f], s->sources[f]);
+    if (k == 'b') {
+        for (uint32_t i = from; i < to; i++)
+            n += put_field(p + n, &e->chunk[e->order[i]], k, src);
+        return n;
+    }
+    /* A varint column: its source picked once, not per value. */
+#define D9_VARINT_COLUMN(field, type)                                          \
+    for (uint32_t i = from; i < to; i++) {                                     \
+        uint64_t v_ = (uint64_t)(type)e->chunk[e->order[i]].field;             \
+        n += d9_put_varint(p + n, k == 's' ? d9_zigzag((int64_t)v_) : v_);    \
+    }                                                                          \
+    break
+    switch (src) {
+    case 'c': D9_VARINT_COLUMN(call, uint64_t);
+    case 'a': D9_VARINT_COLUMN(a, uint64_t);
+    case 'b': D9_VARINT_COLUMN(b, uint64_t);
+    case 'l': D9_VARINT_COLUMN(len, uint64_t);
+    case 'x': D9_VARINT_COLUMN(x, int64_t); /* sign-extended, as source_value */
+    default: /* no such source: 0, as source_value */
+        for (uint32_t i = from; i < to; i++)
+            p[n++] = 0;
+    }
+#undef D9_VARINT_COLUMN
     return n;
 }
 

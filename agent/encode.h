@@ -29,7 +29,12 @@ struct d9_enc {
     uint32_t tid, n;
     uint64_t base_ts;
     size_t chunk_hdr;   /* bytes of its varint tid and base_ts */
-    size_t chunk_bytes; /* column bytes of the n events: types, deltas, fields */
+    /* Column bytes of the n events (types, deltas, fields): exact for the
+     * first exact_n, an upper bound (per type) for the rest. Exact sizes
+     * are worked out only when the bound no longer fits the block. */
+    size_t chunk_bytes, bound_bytes;
+    uint32_t exact_n;
+    uint8_t bound[D9_SCHEMA_ENTRIES + 1]; /* by type: the most column bytes of one event */
     struct d9_raw_event chunk[D9_ENC_CHUNK_MAX];
     uint16_t order[D9_ENC_CHUNK_MAX]; /* scratch of d9_enc_end_chunk: chunk positions by type */
 };

@@ -4,6 +4,9 @@
  * of one thread, the trace's block boundaries, d9_block_build: CRC-32C,
  * LZ4) ROUNDS times. Prints CPU ns per event and bytes per event of blocks.
  * Linked with agent/encode.c (or an older one, to compare layouts).
+ * ENCODE_FILL=1 fills each block to the brim instead (the encoder's
+ * block-full path at every block). Prints the payloads' CRC-32C too, to
+ * compare encoders byte for byte.
  * usage: encode_cpu ROUNDS SEGMENT... */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,15 +104,32 @@ static int load(const char *path)
 static uint8_t raw[RAW];
 static struct d9_enc enc;
 
-/* Encodes every record once; returns the bytes of blocks built. */
 static size_t raw_bytes;
+static uint32_t raw_crc; /* CRC-32C of every payload: the same bytes as another encoder's? */
+static int fill;         /* ENCODE_FILL=1 */
+
+/* Builds the block, starts another; returns the block's bytes. */
+static size_t end_block(uint8_t *out, size_t out_cap)
+{
+    size_t len = d9_enc_finish(&enc);
+    raw_bytes += len;
+    raw_crc = d9_crc32c(raw_crc, raw, len);
+    size_t bytes = d9_block_build(&enc, out, out_cap);
+    d9_enc_init(&enc, raw, RAW);
+    return bytes;
+}
+
+/* Encodes every record once; returns the bytes of blocks built. */
 static size_t encode_all(uint8_t *out, size_t out_cap)
 {
     size_t bytes = 0;
     raw_bytes = 0;
+    raw_crc = 0;
     uint32_t tid = 0;
     d9_enc_init(&enc, raw, RAW);
     for (size_t i = 0; i < nrecs; i++) {
+        if (fill && recs[i].tid == 0)
+            continue; /* blocks end where they are full, not where the trace's ended */
         int full = recs[i].tid == 0;
         /* a run of one thread in time order; preempts were a chunk of their own, earlier in time */
         if (!full && recs[i].tid == tid && enc.in_chunk && recs[i].ev.ts >= enc.prev_ts &&
@@ -119,14 +139,12 @@ static size_t encode_all(uint8_t *out, size_t out_cap)
             tid = recs[i].tid;
             continue;
         }
-        raw_bytes += d9_enc_finish(&enc); /* block full (or ended there): build it, start another */
-        bytes += d9_block_build(&enc, out, out_cap);
-        d9_enc_init(&enc, raw, RAW);
+        bytes += end_block(out, out_cap); /* block full (or ended there): build it, start another */
         tid = 0;
         if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 && d9_enc_event(&enc, &recs[i].ev) == 0)
             tid = recs[i].tid;
     }
-    return bytes;
+    return bytes + (enc.events ? end_block(out, out_cap) : 0);
 }
 
 int main(int argc, char **argv)
@@ -136,6 +154,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int rounds = atoi(argv[1]);
+    const char *f = getenv("ENCODE_FILL");
+    fill = f && !strcmp(f, "1");
     for (int i = 2; i < argc; i++)
         if (load(argv[i]) < 0)
             fprintf(stderr, "encode_cpu: %s: not read\n", argv[i]);
@@ -150,8 +170,8 @@ int main(int argc, char **argv)
         bytes = encode_all(out, out_cap);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
     double ns = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / rounds / (double)nevents;
-    printf("events %zu raw %.3f bytes/event, block bytes %zu = %.3f bytes/event, encode+crc+lz4 %.1f ns/event = %.3f s per M events\n", nevents,
-           (double)raw_bytes / (double)nevents, bytes, (double)bytes / (double)nevents, ns, ns / 1e3);
+    printf("events %zu raw %.3f bytes/event, block bytes %zu = %.3f bytes/event, encode+crc+lz4 %.1f ns/event = %.3f s per M events, payload crc %08x\n",
+           nevents, (double)raw_bytes / (double)nevents, bytes, (double)bytes / (double)nevents, ns, ns / 1e3, raw_crc);
     free(out);
     free(recs);
     return 0;

@@ -310,6 +310,18 @@ START_TEST(no_room_keeps_payload_valid)
         ck_assert_uint_lt(accepted, 100);
         size_t len = d9_enc_finish(&e);
         ck_assert_uint_le(len, cap);
+        /* As full as exact sizes allow (the per-event bound must not cost
+         * room): one more event, encoded with room to spare, would not fit. */
+        uint8_t big[4096];
+        struct d9_enc more;
+        d9_enc_init(&more, big, sizeof(big));
+        if (accepted && d9_enc_begin_chunk(&more, 300, 1ull << 40) == 0) {
+            for (uint64_t i = 0; i <= accepted; i++) {
+                struct d9_raw_event ev = raw((1ull << 40) + i * 1000, D9_EV_PARK, D9_CALL_FUTEX, i << 20, i);
+                ck_assert_int_eq(d9_enc_event(&more, &ev), 0);
+            }
+            ck_assert_uint_gt(d9_enc_finish(&more), cap);
+        }
         ck_assert_uint_eq(e.events, accepted);
         struct decoded d[100];
         ck_assert_uint_eq(walk(buf, len, d, 100), accepted);
