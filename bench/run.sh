@@ -128,6 +128,10 @@ echo
 # uftrace and LTTng), trace bytes/event, writer CPU; then memory per thread.
 BENCH_ROUNDS=$ROUNDS BENCH_PEERS=${BENCH_PEERS:-1} bench/services.sh
 echo
+# The same services' CPU per request, off and dial9 servers at the same time,
+# with an A/A pair for the noise floor (interleaved rounds cannot resolve 1% here).
+BENCH_ROUNDS=$ROUNDS bench/paired.sh
+echo
 bench/memory.sh
 echo
 # Decoder events/s and peak RSS at 10M and 50M events (traces cached in build/bench/).
