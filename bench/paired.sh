@@ -12,7 +12,9 @@
 # the same time, both servers see the same background load, caches and
 # clock, so their cost ratio shows what the agent adds; an A/A pair (off
 # against off2, the same server twice) in the same run gives the method's
-# noise floor. Throughput and p99 need a server alone: services.sh.
+# noise floor. Each load's p99 is reported as a ratio B/A too: with both
+# servers on one CPU the latencies are the pair's, not a lone server's.
+# Throughput needs a server alone: services.sh.
 #   bench/paired.sh [SERVICE...]      default: redis memcached nginx tokio node
 # Environment:
 #   BUILD=build          where libdial9.so and dial9-decode are
@@ -79,8 +81,8 @@ stop() { # SVC ROOT
     wait "$2" 2>/dev/null
 }
 
-# run_pair SVC A B ROUND: both servers, both loads at once; appends
-# "svc pair round cpu_a_ns req_a cpu_b_ns req_b writer_b_ns" to pairs.tsv.
+# run_pair SVC A B ROUND: both servers, both loads at once; appends "svc pair
+# round cpu_a_ns req_a cpu_b_ns req_b writer_b_ns p99_a_ms p99_b_ms" to pairs.tsv.
 run_pair() {
     local svc=$1 a=$2 b=$3 r=$4 ra pa rb pb ca cb wb n0 w0
     rm -rf "$tmp/a" "$tmp/b"; mkdir -p "$tmp/a" "$tmp/b"
@@ -97,14 +99,14 @@ run_pair() {
     fi
     sleep 0.3
     ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
-    "load_$svc" "$pa" 1 "$tmp/a.load" >/dev/null &
+    "load_$svc" "$pa" 1 "$tmp/a.load" >"$tmp/a.res" &
     local la=$!
-    "load_$svc" "$pb" 1 "$tmp/b.load" >/dev/null
+    "load_$svc" "$pb" 1 "$tmp/b.load" >"$tmp/b.res"
     wait "$la"
     ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
     stop "$svc" "$ra"; stop "$svc" "$rb"; roots=()
-    printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" "$ca" "$(requests "$svc" "$tmp/a.load")" \
-        "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" >>"$tmp/pairs.tsv"
+    printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" "$ca" "$(requests "$svc" "$tmp/a.load")" \
+        "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" "$(cut -d' ' -f2 "$tmp/a.res")" "$(cut -d' ' -f2 "$tmp/b.res")" >>"$tmp/pairs.tsv"
 }
 
 have=()
@@ -136,12 +138,15 @@ print("Both servers pinned to CPU 0 at the same time, each with its own load gen
       "on-CPU ns of every thread of the server's process tree (/proc/PID/task/TID/schedstat), the "
       "agent's writer included; load average %s at the start, %s at the end; %s s in all." % (secs, load0, load1, took))
 print()
-print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | B's writer us/request |")
-print("|---|---|---|---|---|---|")
-verdict, floor = [], []
+print("p99: each load's own 99th percentile latency; both servers share CPU 0, so the latencies are "
+      "the pair's, not a lone server's, and only their ratio means something.")
+print()
+print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | B's writer us/request | p99 ratio B/A (range) |")
+print("|---|---|---|---|---|---|---|")
+verdict, floor, pverdict, pfloor = [], [], [], []
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
-        a, b, ratio, w = [], [], [], []
+        a, b, ratio, w, p99 = [], [], [], [], []
         for r in rows:
             if r[0] != svc or r[1] != pair:
                 continue
@@ -151,17 +156,32 @@ for svc in dict.fromkeys(r[0] for r in rows):
                 wr = per_req(r[7], r[6])
                 if wr is not None and pair.split(":")[1].startswith("dial9"):
                     w.append(wr)
+            try:
+                if float(r[8]) > 0:
+                    p99.append(float(r[9]) / float(r[8]))
+            except (ValueError, IndexError):
+                pass
         if not ratio:
-            print("| %s | %s | n/a | n/a | n/a | n/a |" % (svc, pair))
+            print("| %s | %s | n/a | n/a | n/a | n/a | n/a |" % (svc, pair))
             continue
         m = st.median(ratio)
         (verdict if pair == "off:dial9" else floor if pair == "off:off2" else []).append((svc, m, min(ratio), max(ratio)))
-        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s |" % (svc, pair, st.median(a), st.median(b), m,
-              min(ratio), max(ratio), "%.3f" % st.median(w) if w else "-"))
+        pm = "%.3f (%.3f-%.3f)" % (st.median(p99), min(p99), max(p99)) if p99 else "n/a"
+        if pair == "off:off2" and p99:
+            pfloor.append((svc, pm))
+        elif pair == "off:dial9" and p99:
+            pverdict.append((svc, st.median(p99)))
+        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s | %s |" % (svc, pair, st.median(a), st.median(b), m,
+              min(ratio), max(ratio), "%.3f" % st.median(w) if w else "-", pm))
 print()
 if floor:
     print("- noise floor (off:off2, the same server twice): " +
           ", ".join("%s %.4f (%.4f-%.4f)" % v for v in floor))
+if pfloor:
+    print("- p99 noise floor (off:off2): " + ", ".join("%s %s" % v for v in pfloor))
+if pverdict:
+    print("- p99 of the dial9 server's load <= 1.02 x the off server's: **%s** (%s)" % (
+          "missed" if any(v[1] > 1.02 for v in pverdict) else "met", ", ".join("%s %.3f" % v for v in pverdict)))
 if verdict:
     bad = [v for v in verdict if v[1] > 1.01]
     print("- CPU per request added by dial9 <= 1%% (cost ratio <= 1.01): **%s** (%s)" % ("missed" if bad else "met",
