@@ -26,12 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-AGENT=$BUILD/libdial9.so
 ROUNDS=${BENCH_ROUNDS:-5}
-SECS=${BENCH_SECS:-5}
-REDIS_N=${BENCH_REDIS_N:-100000}
 read -r -a PAIRS <<<"${BENCH_PAIRS:-off:dial9 off:off2}"
 SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx tokio node)
 LOAD_SHARE=2
@@ -45,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-. "$ROOT/bench/services_lib.sh"
+. "$ROOT/bench/services_lib.sh" # BUILD, AGENT, SECS, REDIS_N, the services
 [ -f "$AGENT" ] || { echo "paired: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 
 # tree_ns ROOT: on-CPU ns of every live thread of the tree (schedstat field 1).

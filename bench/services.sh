@@ -29,13 +29,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-AGENT=$BUILD/libdial9.so
+# The services, modes and process helpers (start_SVC, load_SVC, set_mode, ...);
+# BUILD, AGENT, SECS, REDIS_N.
+. "$ROOT/bench/services_lib.sh"
 DEC=$BUILD/dial9-decode
 ROUNDS=${BENCH_ROUNDS:-5}
-SECS=${BENCH_SECS:-5}
-REDIS_N=${BENCH_REDIS_N:-100000}
 PEERS=${BENCH_PEERS:-0}
 PEER_ROUNDS=${BENCH_PEER_ROUNDS:-3}
 FIELDS=${BENCH_FIELDS:-1}
@@ -55,8 +53,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 note() { echo "services: $*" >&2; }
-# The services, modes and process helpers (start_SVC, load_SVC, set_mode, ...).
-. "$ROOT/bench/services_lib.sh"
 # run_one SVC MODE ROUND: one server start, one load, one stop; appends a row
 # to runs.tsv: svc mode round throughput p99_ms events bytes writer_ticks
 # writer_ns dropped load_secs tracer_bytes note raw_bytes_per_event events_per_block

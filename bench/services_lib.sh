@@ -1,9 +1,14 @@
 # bench/services_lib.sh - the real services of the benchmarks and how to
 # start, load and watch them; sourced by bench/services.sh (interleaved
 # A/B rounds) and bench/paired.sh (A and B at the same time).
-# Needs ROOT, BUILD, AGENT, SECS, REDIS_N and tmp set by the caller.
+# Needs ROOT (the source tree) and tmp (a scratch dir) set by the caller.
 # LOAD_SHARE=2 halves each load generator's threads and connections: two
 # loads run side by side, one per server, and together match one load.
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+AGENT=$BUILD/libdial9.so
+SECS=${BENCH_SECS:-5}
+REDIS_N=${BENCH_REDIS_N:-100000}
 LOAD_SHARE=${LOAD_SHARE:-1}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
