@@ -86,7 +86,7 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
     return 0;
 }
 
-static uint64_t source_value(const struct d9_raw_event *ev, char src)
+static inline uint64_t source_value(const struct d9_raw_event *ev, char src)
 {
     switch (src) {
     case 'c': return ev->call;
@@ -131,17 +131,14 @@ static size_t field_len(const struct d9_raw_event *ev, char k, char src)
     return (k == 'r') + varint_len(field_varint(ev, k, src));
 }
 
-/* Encodes one field of kind k from source src at p; returns bytes written. */
-static size_t put_field(uint8_t *p, const struct d9_raw_event *ev, char k, char src)
+/* Encodes a 'b' field from source src at p; returns bytes written. */
+static size_t put_bytes_field(uint8_t *p, const struct d9_raw_event *ev, char src)
 {
-    if (k == 'b') {
-        uint8_t bytes[16];
-        size_t len = field_bytes(ev, src, bytes);
-        size_t n = d9_put_varint(p, len);
-        memcpy(p + n, bytes, len);
-        return n + len;
-    }
-    return d9_put_varint(p, field_varint(ev, k, src));
+    uint8_t bytes[16];
+    size_t len = field_bytes(ev, src, bytes);
+    size_t n = d9_put_varint(p, len);
+    memcpy(p + n, bytes, len);
+    return n + len;
 }
 
 /* Column bytes of an event of schema s whose delta is delta. */
@@ -239,6 +236,18 @@ static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, ui
     return n;
 }
 
+/* A column of varints (kind k 'u' or 's') from source src. */
+static inline __attribute__((always_inline)) size_t put_varint_column(uint8_t *p, const struct d9_enc *e, char k,
+                                                                      char src, uint32_t from, uint32_t to)
+{
+    size_t n = 0;
+    for (uint32_t i = from; i < to; i++) {
+        uint64_t v = source_value(&e->chunk[e->order[i]], src);
+        n += d9_put_varint(p + n, k == 's' ? d9_zigzag((int64_t)v) : v);
+    }
+    return n;
+}
+
 /* One field column: field f of the events order[from..to) (all of type s->type). */
 static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_schema_entry *s, size_t f,
                          uint32_t from, uint32_t to)
@@ -249,28 +258,19 @@ static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_sch
     size_t n = 0;
     if (k == 'b') {
         for (uint32_t i = from; i < to; i++)
-            n += put_field(p + n, &e->chunk[e->order[i]], k, src);
+            n += put_bytes_field(p + n, &e->chunk[e->order[i]], src);
         return n;
     }
-    /* A varint column: its source picked once, not per value. */
-#define D9_VARINT_COLUMN(field, type)                                          \
-    for (uint32_t i = from; i < to; i++) {                                     \
-        uint64_t v_ = (uint64_t)(type)e->chunk[e->order[i]].field;             \
-        n += d9_put_varint(p + n, k == 's' ? d9_zigzag((int64_t)v_) : v_);    \
-    }                                                                          \
-    break
+    /* A varint column: each call below inlines source_value with a constant
+     * source, so the field is picked once per column, not per value. */
     switch (src) {
-    case 'c': D9_VARINT_COLUMN(call, uint64_t);
-    case 'a': D9_VARINT_COLUMN(a, uint64_t);
-    case 'b': D9_VARINT_COLUMN(b, uint64_t);
-    case 'l': D9_VARINT_COLUMN(len, uint64_t);
-    case 'x': D9_VARINT_COLUMN(x, int64_t); /* sign-extended, as source_value */
-    default: /* no such source: 0, as source_value */
-        for (uint32_t i = from; i < to; i++)
-            p[n++] = 0;
+    case 'c': return put_varint_column(p, e, k, 'c', from, to);
+    case 'a': return put_varint_column(p, e, k, 'a', from, to);
+    case 'b': return put_varint_column(p, e, k, 'b', from, to);
+    case 'l': return put_varint_column(p, e, k, 'l', from, to);
+    case 'x': return put_varint_column(p, e, k, 'x', from, to);
+    default: return put_varint_column(p, e, k, 0, from, to);
     }
-#undef D9_VARINT_COLUMN
-    return n;
 }
 
 /* The chunk layout (docs/FORMAT.md): header, type column, delta column,
