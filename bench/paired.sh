@@ -43,16 +43,6 @@ trap 'exit 130' INT TERM
 . "$ROOT/bench/services_lib.sh" # BUILD, AGENT, SECS, REDIS_N, the services
 [ -f "$AGENT" ] || { echo "paired: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 
-# tree_ns ROOT: on-CPU ns of every live thread of the tree (schedstat field 1).
-tree_ns() {
-    local p f t=0 ns
-    for p in $(descendants "$1"); do
-        for f in /proc/"$p"/task/*/schedstat; do
-            read -r ns _ <"$f" 2>/dev/null && t=$((t + ns))
-        done
-    done
-    echo "$t"
-}
 # requests SVC OUT: requests answered by the load whose output is OUT.
 requests() {
     case $1 in
@@ -61,36 +51,25 @@ requests() {
         *) awk '/requests in/ {print $1}' "$2" ;;
     esac
 }
-# start SVC MODE DIR: the server in the background, pinned to CPU 0; prints its root pid.
-start() {
-    local port; port=$(free_port); set_mode "$2" "$3"
-    mkdir -p "$3/svc"
-    (taskset -cp 0 $BASHPID >/dev/null && "start_$1" "$port" "$3/svc") >"$3/server.out" 2>&1 &
-    echo "$! $port"
-}
-stop() { # SVC ROOT
-    local pid i
-    pid=$(server_pid "$2" "$(eval echo "\$EXE_$1")") && kill -"$(stopsig "$1")" "$pid" 2>/dev/null
-    for ((i = 0; i < 600; i++)); do alive "$2" || break; sleep 0.05; done
-    for pid in $(descendants "$2" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    wait "$2" 2>/dev/null
-}
 
 # run_pair SVC A B ROUND: both servers, both loads at once; appends "svc pair
 # round cpu_a_ns req_a cpu_b_ns req_b writer_b_ns p99_a_ms p99_b_ms" to pairs.tsv.
 run_pair() {
-    local svc=$1 a=$2 b=$3 r=$4 ra pa rb pb ca cb wb n0 w0
+    local svc=$1 a=$2 b=$3 r=$4 ra pa rb pb ca cb wb w0
     rm -rf "$tmp/a" "$tmp/b"; mkdir -p "$tmp/a" "$tmp/b"
     # Odd rounds start A first, even rounds B: neither gets a fixed head start.
+    pa=$(free_port); pb=$(free_port)
     if [ $((r % 2)) = 1 ]; then
-        read -r ra pa <<<"$(start "$svc" "$a" "$tmp/a")"; read -r rb pb <<<"$(start "$svc" "$b" "$tmp/b")"
+        set_mode "$a" "$tmp/a"; start_server "$svc" "$pa" "$tmp/a"; ra=$srv_pid
+        set_mode "$b" "$tmp/b"; start_server "$svc" "$pb" "$tmp/b"; rb=$srv_pid
     else
-        read -r rb pb <<<"$(start "$svc" "$b" "$tmp/b")"; read -r ra pa <<<"$(start "$svc" "$a" "$tmp/a")"
+        set_mode "$b" "$tmp/b"; start_server "$svc" "$pb" "$tmp/b"; rb=$srv_pid
+        set_mode "$a" "$tmp/a"; start_server "$svc" "$pa" "$tmp/a"; ra=$srv_pid
     fi
     roots=("$ra" "$rb")
     if ! wait_port "$pa" "$ra" 60 || ! wait_port "$pb" "$rb" 60; then
         echo "paired: $svc $a:$b round $r: a server did not start" >&2
-        stop "$svc" "$ra"; stop "$svc" "$rb"; return
+        stop_server "$svc" "$ra"; stop_server "$svc" "$rb"; return
     fi
     sleep 0.3
     ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
@@ -99,7 +78,7 @@ run_pair() {
     "load_$svc" "$pb" 1 "$tmp/b.load" >"$tmp/b.res"
     wait "$la"
     ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
-    stop "$svc" "$ra"; stop "$svc" "$rb"; roots=()
+    stop_server "$svc" "$ra"; stop_server "$svc" "$rb"; roots=()
     printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" "$ca" "$(requests "$svc" "$tmp/a.load")" \
         "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" "$(cut -d' ' -f2 "$tmp/a.res")" "$(cut -d' ' -f2 "$tmp/b.res")" >>"$tmp/pairs.tsv"
 }

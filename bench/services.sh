@@ -68,8 +68,8 @@ run_one() {
             why="lttng session failed"
     fi
     [ "$mode" = ltrace ] && SECS_SAVE=$SECS && SECS=$LTRACE_SECS
-    (taskset -cp 0 $BASHPID >/dev/null && "start_$svc" "$port" "$dir/svc") >"$dir/server.out" 2>&1 &
-    srv_root=$!
+    start_server "$svc" "$port" "$dir"
+    srv_root=$srv_pid
     if ! wait_port "$port" "$srv_root" 60; then
         why="server did not start: $(tail -c 300 "$dir/server.out" | tr '\n' ' ')"
     else
@@ -85,11 +85,8 @@ run_one() {
     fi
     [ "$mode" = ltrace ] && SECS=$SECS_SAVE
     secs=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN{printf "%.2f", b-a}')
-    pid=$(server_pid "$srv_root" "$(eval echo "\$EXE_$svc")") && kill -"$(stopsig "$svc")" "$pid" 2>/dev/null
-    for ((i = 0; i < 1200; i++)); do alive "$srv_root" || break; sleep 0.05; done
-    alive "$srv_root" && why="${why:+$why; }killed after 60 s"
-    for pid in $(descendants "$srv_root" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-    wait "$srv_root" 2>/dev/null; srv_root=""
+    stop_server "$svc" "$srv_root" || why="${why:+$why; }killed after 60 s"
+    srv_root=""
     [ "$mode" = lttng ] && { lttng_q stop; lttng_q destroy "d9b$$"; }
     read -r thr p99 extra <<<"${res:-}"
     [ -n "${extra:-}" ] && why="${why:+$why; }load tool reported $extra"

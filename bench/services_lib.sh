@@ -135,6 +135,34 @@ tree_cpu() {
     done
     echo "$t"
 }
+# tree_ns ROOT: on-CPU ns of every live thread of the tree (schedstat field 1).
+tree_ns() {
+    local p f t=0 ns
+    for p in $(descendants "$1"); do
+        for f in /proc/"$p"/task/*/schedstat; do
+            read -r ns _ <"$f" 2>/dev/null && t=$((t + ns))
+        done
+    done
+    echo "$t"
+}
+# start_server SVC PORT DIR: start_SVC through "${PRE[@]}" (set_mode) in the
+# background, pinned to CPU 0, output in DIR/server.out; srv_pid = its pid.
+start_server() {
+    mkdir -p "$3/svc"
+    (taskset -cp 0 $BASHPID >/dev/null && "start_$1" "$2" "$3/svc") >"$3/server.out" 2>&1 &
+    srv_pid=$!
+}
+# stop_server SVC ROOT: the service's stop signal, up to 60 s to exit, then
+# KILL for whatever of the tree is left; returns 1 when something was.
+stop_server() {
+    local pid i left=0
+    pid=$(server_pid "$2" "$(eval echo "\$EXE_$1")") && kill -"$(stopsig "$1")" "$pid" 2>/dev/null
+    for ((i = 0; i < 1200; i++)); do alive "$2" || break; sleep 0.05; done
+    alive "$2" && left=1
+    for pid in $(descendants "$2" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+    wait "$2" 2>/dev/null
+    return $left
+}
 wait_port() { # PORT PID SECONDS
     local i
     for ((i = 0; i < $3 * 20; i++)); do
