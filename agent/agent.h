@@ -166,11 +166,8 @@ void d9_note_nowait(uint8_t call);
 
 /* ---- Park / unpark helpers used by every blocking interposer ----------- */
 
-/* result: the call's return value when >= 0, else -errno. */
-static inline int64_t d9_result(long ret, int err) { return ret >= 0 ? ret : -(int64_t)err; }
-
 /* Emits PARK (flushing pending POLL_NOWAIT first). Returns 1 when recorded,
- * so the caller knows to emit the matching UNPARK. */
+ * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
 void d9_unpark(uint8_t call, int64_t result);
 

@@ -156,15 +156,18 @@ void d9_note_nowait(uint8_t call)
     leave();
 }
 
+/* Park and unpark are every event loop's per-iteration cost: the pushes are
+ * inlined here, and the pending-poll flush is only called when one is due. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
 {
     struct d9_slot *s = recording_slot();
     if (!s)
         return 0;
     enter();
-    d9_flush_nowait(s);
+    if (D9_UNLIKELY(s->nowait_count))
+        d9_flush_nowait(s);
     uint64_t now = d9_stamp();
-    int ok = d9_slot_push(s, now, D9_EV_PARK, call, target, (uint64_t)timeout_ns) == 0;
+    int ok = push_at(s, now, D9_EV_PARK, call, 0, target, (uint64_t)timeout_ns) == 0;
     d9_sched_park(&s->sched, now);
     leave();
     return ok;
@@ -177,7 +180,7 @@ void d9_unpark(uint8_t call, int64_t result)
         return;
     enter();
     uint64_t now = d9_stamp();
-    d9_slot_push(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result);
+    push_at(s, now, D9_EV_UNPARK, call, 0, 0, (uint64_t)result);
     d9_sched_unpark(s, now); /* a syscall, but only after a long park */
     d9_sched_check(&s->sched);
     leave();

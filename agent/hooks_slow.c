@@ -14,8 +14,7 @@
 #include "fdtable.h"
 #include "real.h"
 
-__attribute__((noinline, cold)) static void record_slow(uint64_t t0, uint64_t dur, uint8_t call, int fd,
-                                                        unsigned kind)
+static void record_slow(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind)
 {
     if (kind & D9_SLOW_VERIFY) {
         if (d9_fd_stat_kind(fd) != D9_FD_FILE) {
@@ -30,14 +29,11 @@ __attribute__((noinline, cold)) static void record_slow(uint64_t t0, uint64_t du
     d9_emit_raw(&ev);
 }
 
-void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind)
+__attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, uint8_t call, int fd,
+                                                    unsigned kind)
 {
-    if (!t0)
-        return;
-    int err = errno;
-    uint64_t dur = d9_stamp() - t0;
-    if (D9_UNLIKELY(dur >= d9_slow_stamps))
-        record_slow(t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
+    int err = errno; /* the fstat of d9_fd_stat_kind, the writer's kick */
+    record_slow(t0, dur, call, fd, kind);
     errno = err;
 }
 

@@ -157,13 +157,15 @@ void d9_real_resolve(void);
 
 /* Result styles for D9_PARKED: -1/errno functions, pthread-style
  * functions that return the error number itself, plain values. */
-#define D9_RES_ERRNO(ret) d9_result((ret), errno)
+/* errno is read only for a failed call: in a shared object each read of
+ * errno is a call to __errno_location. */
+#define D9_RES_ERRNO(ret) ((ret) >= 0 ? (int64_t)(ret) : -(int64_t)errno)
 #define D9_RES_ERRNUM(ret) ((ret) == 0 ? 0 : -(int64_t)(ret))
 #define D9_RES_VALUE(ret) ((int64_t)(ret)) /* no error channel (sleep) */
 
 /* ret = expr, bracketed by PARK and UNPARK on the calling thread. errno is
- * exactly what expr left, the return value untouched. Inside the agent
- * (d9_busy) it is a plain call. */
+ * exactly what expr left (d9_unpark preserves it), the return value
+ * untouched. Inside the agent (d9_busy) it is a plain call. */
 #define D9_PARKED(ret, call, target, timeout_ns, expr, res)                    \
     do {                                                                       \
         int rec_ = D9_UNLIKELY(d9_busy)                                        \
@@ -171,11 +173,8 @@ void d9_real_resolve(void);
                        : d9_park((call), (uint64_t)(uintptr_t)(target),        \
                                  (timeout_ns));                                \
         ret = (expr);                                                          \
-        if (rec_) {                                                            \
-            int err_ = errno;                                                  \
+        if (rec_)                                                              \
             d9_unpark((call), res(ret));                                       \
-            errno = err_;                                                      \
-        }                                                                      \
     } while (0)
 
 /* The whole body of a blocking interposer: bind the real function, count a
@@ -237,7 +236,19 @@ static inline uint64_t d9_slow_start(void)
         return 0;
     return d9_stamp();
 }
-void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind);
+/* The cold part of d9_slow_end: records the call (dur in stamps) unless the
+ * fd's kind rules it out. Preserves errno. */
+void d9_slow_record(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind);
+/* Inline and without errno traffic: a timed call that was fast (nearly all
+ * of them) costs the second stamp and one comparison. */
+static inline void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind)
+{
+    if (!t0)
+        return;
+    uint64_t dur = d9_stamp() - t0;
+    if (D9_UNLIKELY(dur >= d9_slow_stamps))
+        d9_slow_record(t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
+}
 
 /* A user pointer we may read before the real call validates it. We cannot
  * probe without a syscall; this rejects NULL-ish and kernel addresses, which
