@@ -12,11 +12,16 @@
  *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark)
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
+ *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
+ *                 timed as a possible slow syscall, two stamps, not recorded
+ *   file_openclose  open + close of that file (both timed, not recorded)
  * An idle thread runs in every mode: the services dial9 targets are all
  * multi-threaded, and with the agent's writer so is this program; once a
  * second thread exists glibc takes its multi-threaded paths (cancellation
  * points enable and disable async cancel around each syscall: +45 ns on
  * read here), which without the idle thread counted as the agent's cost. */
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -48,7 +53,9 @@ static void *idle_thread(void *arg)
 int main(int argc, char **argv)
 {
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|mutex|sock_read N [WARM]\n",
+        fprintf(stderr,
+                "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|mutex|sock_read|"
+                "file_pread|file_openclose N [WARM]\n",
                 argv[0]);
         return 2;
     }
@@ -67,6 +74,12 @@ int main(int argc, char **argv)
     int sp[2];
     char byte;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
+        return 1;
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/d9hotpath.%d", dir, (int)getpid());
+    int ffd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (ffd < 0 || write(ffd, "x", 1) != 1)
         return 1;
     static int idle_fd[2];
     pthread_t idle;
@@ -96,12 +109,18 @@ int main(int argc, char **argv)
             pthread_mutex_unlock(&mu);
         } else if (!strcmp(mode, "sock_read"))
             (void)!read(sp[0], &byte, 1);
+        else if (!strcmp(mode, "file_pread"))
+            (void)!pread(ffd, &byte, 1, 0);
+        else if (!strcmp(mode, "file_openclose"))
+            close(open(path, O_RDONLY));
         else {
             fprintf(stderr, "hotpath: unknown mode %s\n", mode);
+            unlink(path);
             return 2;
         }
     }
     uint64_t t1 = now_ns();
+    unlink(path);
     printf("%s %.1f\n", mode, (double)(t1 - t0) / (double)n);
     return 0;
 }

@@ -39,7 +39,7 @@ echo "## Hot path: ns per call, agent off vs on (median of $ROUNDS interleaved r
 echo
 echo "| call | off ns | on ns | added ns |"
 echo "|---|---|---|---|"
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read; do
+for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read file_pread file_openclose; do
   n=200000; case $mode in cond_signal|mutex) n=5000000 ;; esac
   ab_row "$mode" "$ROUNDS" all "$n"
 done
@@ -91,7 +91,7 @@ ir_per_call() {
   read -r b1 b2 <<<"$(thread_ir "$tmp/cg/b")"
   echo "$(( (b1 - a1) / (n2 - n1) )) $(( (b2 - a2) / (n2 - n1) ))"
 }
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read; do
+for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park mutex sock_read file_pread file_openclose; do
   read -r off _ <<<"$(ir_per_call "$mode")"
   read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace")"
   echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
