@@ -60,8 +60,9 @@ __attribute__((noinline)) static long futex_hook(syscall_fn real, long a1, long 
             d9_wake_end(ts, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret);
         return ret;
     }
-    /* Only consult the timeout pointer for ops where a4 is one. */
-    int64_t tmo = d9_busy ? -2 : futex_wait_timeout(op, (const struct timespec *)a4);
+    /* Only consult the timeout pointer for ops where a4 is one, and only
+     * when recording: an absolute deadline costs a clock read. */
+    int64_t tmo = d9_may_record() ? futex_wait_timeout(op, (const struct timespec *)a4) : -2;
     if (tmo == -2)
         return real(SYS_futex, a1, a2, a3, a4, a5, a6);
     D9_PARKED(ret, D9_CALL_FUTEX, a1, tmo, real(SYS_futex, a1, a2, a3, a4, a5, a6),

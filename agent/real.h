@@ -165,10 +165,12 @@ void d9_real_resolve(void);
 
 /* ret = expr, bracketed by PARK and UNPARK on the calling thread. errno is
  * exactly what expr left (d9_unpark preserves it), the return value
- * untouched. Inside the agent (d9_busy) it is a plain call. */
+ * untouched. When nothing is recorded (agent off, or inside it) it is a
+ * plain call, and timeout_ns, which may read a clock for an absolute
+ * deadline, is not evaluated. */
 #define D9_PARKED(ret, call, target, timeout_ns, expr, res)                    \
     do {                                                                       \
-        int rec_ = D9_UNLIKELY(d9_busy)                                        \
+        int rec_ = !d9_may_record()                                            \
                        ? 0                                                     \
                        : d9_park((call), (uint64_t)(uintptr_t)(target),        \
                                  (timeout_ns));                                \
