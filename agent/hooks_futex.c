@@ -51,18 +51,19 @@ static int futex_is_wake(int op)
 __attribute__((noinline)) static long futex_hook(syscall_fn real, long a1, long a2, long a3,
                                                  long a4, long a5, long a6)
 {
+    if (!d9_may_record()) /* agent off, or inside it: a plain call */
+        return real(SYS_futex, a1, a2, a3, a4, a5, a6);
     int op = (int)a2;
     long ret;
-    if (futex_is_wake(op)) {
-        uint64_t ts = d9_wake_start();
+    if (futex_is_wake(op)) { /* checked above: stamped as D9_WAKE_BODY does */
+        uint64_t ts = d9_stamp();
         ret = real(SYS_futex, a1, a2, a3, a4, a5, a6);
-        if (ret >= 0)
-            d9_wake_end(ts, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret);
+        if (ret >= 0) /* keeps errno */
+            d9_emit_since(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret);
         return ret;
     }
-    /* Only consult the timeout pointer for ops where a4 is one, and only
-     * when recording: an absolute deadline costs a clock read. */
-    int64_t tmo = d9_may_record() ? futex_wait_timeout(op, (const struct timespec *)a4) : -2;
+    /* Only consult the timeout pointer for ops where a4 is one. */
+    int64_t tmo = futex_wait_timeout(op, (const struct timespec *)a4);
     if (tmo == -2)
         return real(SYS_futex, a1, a2, a3, a4, a5, a6);
     D9_PARKED(ret, D9_CALL_FUTEX, a1, tmo, real(SYS_futex, a1, a2, a3, a4, a5, a6),
