@@ -75,16 +75,19 @@ int main(int argc, char **argv)
     char byte;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
         return 1;
-    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/d9hotpath.%d", dir, (int)getpid());
-    int ffd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (ffd < 0 || write(ffd, "x", 1) != 1)
-        return 1;
     static int idle_fd[2];
     pthread_t idle;
     if (pipe(idle_fd) != 0 || pthread_create(&idle, NULL, idle_thread, &idle_fd[0]) != 0)
         return 1;
+    /* Made last, so every return below removes it. */
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/d9hotpath.%d", dir, (int)getpid());
+    int ffd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (ffd < 0 || write(ffd, "x", 1) != 1) {
+        unlink(path);
+        return 1;
+    }
 
     uint64_t t0 = 0;
     for (long i = -warm; i < n; i++) {
