@@ -164,7 +164,7 @@ uint64_t d9_ns_stamp(uint64_t ns)
 /* Events whose b is a duration in stamps (hooks_lock.c, hooks_slow.c). */
 static int has_duration(uint8_t type) { return type == D9_EV_LOCK_WAIT || type == D9_EV_SLOW_SYSCALL; }
 
-static void convert(const struct d9_clock_line *l, struct d9_raw_event *ev)
+static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *ev)
 {
     uint64_t t0 = ev->ts;
     ev->ts = d9_line_ns(l, t0);
@@ -178,11 +178,16 @@ void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev)
         convert(l, ev);
 }
 
-void d9_clock_event(struct d9_raw_event *ev, uint64_t *last)
+void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last)
 {
-    if (d9_clock_tsc)
-        convert(&line, ev);
-    if (ev->ts < *last)
-        ev->ts = *last; /* a refit moved the line back a little: keep the thread's order */
-    *last = ev->ts;
+    const struct d9_clock_line l = line; /* a local: the stores below cannot change it */
+    uint64_t prev = *last;
+    for (uint32_t i = 0; i < n; i++) {
+        if (d9_clock_tsc)
+            convert(&l, &ev[i]);
+        if (ev[i].ts < prev)
+            ev[i].ts = prev; /* a refit moved the line back a little: keep the thread's order */
+        prev = ev[i].ts;
+    }
+    *last = prev;
 }

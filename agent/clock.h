@@ -90,13 +90,14 @@ uint64_t d9_ns_stamp(uint64_t ns);
 /* Writer, at the start of each cycle: fits the line to a fresh pair. */
 void d9_clock_anchor(void);
 
-/* Writer, on each event popped from a ring: ts (never below *last, the
- * thread's previous converted ts, which it updates) and the durations
- * measured in stamps (LOCK_WAIT and SLOW_SYSCALL's b) become ns. A duration
- * is converted as the difference of its two ends on the line, so the
- * event's end is where the line puts the closing stamp. */
+/* Writer, on the n events of one thread just popped from its ring, in
+ * order: ts (never below *last, the thread's previous converted ts, which
+ * it updates) and the durations measured in stamps (LOCK_WAIT and
+ * SLOW_SYSCALL's b) become ns. A duration is converted as the difference of
+ * its two ends on the line, so the event's end is where the line puts the
+ * closing stamp. */
 struct d9_raw_event;
-void d9_clock_event(struct d9_raw_event *ev, uint64_t *last);
+void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last);
 
 /* Crash handler (async-signal-safe, no shared line): the same along the
  * line through a pair taken now with the writer's latest slope. */

@@ -62,6 +62,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     d9_sigchain_call(sig, si, uc);
 }
 
+int d9_dump_noting;
+
 int d9_dump_init(const struct d9_config *c)
 {
     cfg = c;
@@ -75,6 +77,7 @@ int d9_dump_init(const struct d9_config *c)
         }
         threads = p;
     }
+    d9_dump_noting = c->trigger_slow_syscall_ms || threads;
     if (!c->dump_signal)
         return 0;
     sigset_t none;

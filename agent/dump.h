@@ -16,8 +16,10 @@
  * (chaining the handler installed before, if any). 0, or -1 after logging. */
 int d9_dump_init(const struct d9_config *c);
 
-/* Writer: one drained event of slot index slot; may raise an anomaly trigger. */
+/* Writer: one drained event of slot index slot; may raise an anomaly trigger.
+ * Called only when d9_dump_noting is set: some anomaly trigger is configured. */
 void d9_dump_note(uint32_t slot, const struct d9_raw_event *ev);
+extern int d9_dump_noting __attribute__((visibility("hidden")));
 
 /* Writer: the pending trigger's reason into reason (empty: none). *api is
  * set when dial9_dump() asked (its caller waits for d9_dump_finish). */

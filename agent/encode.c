@@ -39,9 +39,10 @@ static uint8_t event_bound(const struct d9_schema_entry *s)
 /* Field by field: a compound literal would clear the 32 KiB chunk array. */
 void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
 {
-    e->bound[0] = 0;
-    for (size_t i = 0; i < D9_SCHEMA_ENTRIES; i++)
-        e->bound[schema[i].type] = event_bound(&schema[i]);
+    for (size_t t = 0; t <= D9_SCHEMA_ENTRIES; t++) {
+        const struct d9_schema_entry *s = schema_of((uint8_t)t);
+        e->bound[t] = s ? event_bound(s) : 0;
+    }
     e->buf = buf;
     e->cap = cap;
     e->len = 0;
@@ -53,6 +54,7 @@ void d9_enc_init(struct d9_enc *e, uint8_t *buf, size_t cap)
     e->base_ts = 0;
     e->chunk_hdr = e->chunk_bytes = e->bound_bytes = 0;
     e->exact_n = 0;
+    e->room = 0;
 }
 
 /* Bytes the open chunk takes once written (at most, while bound_bytes is
@@ -81,6 +83,8 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts)
     e->exact_n = 0;
     if (!fits(e, chunk_size(e, 2, 1))) /* not even one event would fit */
         return -1;
+    size_t used = e->len + e->chunk_hdr + 2 + D9_ENC_RESERVE;
+    e->room = used < e->cap ? e->cap - used : 0;
     e->prev_ts = base_ts;
     e->in_chunk = 1;
     return 0;
@@ -161,7 +165,7 @@ static void settle(struct d9_enc *e)
     e->bound_bytes = 0;
 }
 
-int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
+int d9_enc_event_full(struct d9_enc *e, const struct d9_raw_event *ev)
 {
     if (!e->in_chunk)
         return -1;
@@ -174,8 +178,9 @@ int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
     uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts; /* clamp: deltas are unsigned */
     /* Most events: the bound fits, so the exact size does too (the same
      * block as exact sizes give, without working them out per event). */
-    if (fits(e, chunk_size(e, e->bound[ev->type], 1))) {
-        e->bound_bytes += e->bound[ev->type];
+    size_t bound = e->bound[ev->type];
+    if (e->chunk_bytes + e->bound_bytes + bound <= e->room || fits(e, chunk_size(e, bound, 1))) {
+        e->bound_bytes += bound;
     } else {
         settle(e);
         size_t add = event_len(s, ev, ts - e->prev_ts);
@@ -184,41 +189,24 @@ int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
         e->chunk_bytes += add;
         e->exact_n = e->n + 1;
     }
-    struct d9_raw_event *c = &e->chunk[e->n++];
-    *c = *ev;
-    c->ts = ts;
-    e->prev_ts = ts;
-    e->events++;
-    if (ts < e->first_ts)
-        e->first_ts = ts;
-    if (ts > e->last_ts)
-        e->last_ts = ts;
+    d9_enc_push(e, ev);
     return 0;
 }
 
-/* Groups the chunk's events by type (ascending code), keeping chunk order
- * within a type, in e->order; start[t]..start[t + 1] is type t's slice. */
-static void group_by_type(struct d9_enc *e, uint32_t start[D9_EV_TYPE_MAX + 1])
-{
-    uint32_t at[D9_EV_TYPE_MAX + 1] = {0};
-    for (uint32_t i = 0; i < e->n; i++)
-        at[e->chunk[i].type + 1]++;
-    for (unsigned t = 1; t <= D9_EV_TYPE_MAX; t++)
-        at[t] += at[t - 1];
-    memcpy(start, at, sizeof(at));
-    for (uint32_t i = 0; i < e->n; i++)
-        e->order[at[e->chunk[i].type]++] = (uint16_t)i;
-}
+/* The column writers below take the chunk's arrays as restrict locals: the
+ * output is bytes, which may alias anything, and would otherwise make the
+ * compiler reload e's fields after every byte stored. */
+#define D9_COL_ARGS uint8_t *restrict p, const struct d9_raw_event *restrict ch, const uint16_t *restrict ord
 
 /* An 'r' column (dial9_format.h): each value as its place in the list of
  * recent values, or 0 and the value; it moves to the front either way. */
-static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, uint32_t from, uint32_t to)
+static size_t put_recent_column(D9_COL_ARGS, char src, uint32_t from, uint32_t to)
 {
     uint64_t recent[D9_RECENT];
     unsigned nrecent = 0;
     size_t n = 0;
     for (uint32_t i = from; i < to; i++) {
-        uint64_t v = source_value(&e->chunk[e->order[i]], src);
+        uint64_t v = source_value(&ch[ord[i]], src);
         unsigned at = 0;
         while (at < nrecent && recent[at] != v)
             at++;
@@ -237,39 +225,38 @@ static size_t put_recent_column(uint8_t *p, const struct d9_enc *e, char src, ui
 }
 
 /* A column of varints (kind k 'u' or 's') from source src. */
-static inline __attribute__((always_inline)) size_t put_varint_column(uint8_t *p, const struct d9_enc *e, char k,
-                                                                      char src, uint32_t from, uint32_t to)
+static inline __attribute__((always_inline)) size_t put_varint_column(D9_COL_ARGS, char k, char src, uint32_t from,
+                                                                      uint32_t to)
 {
     size_t n = 0;
     for (uint32_t i = from; i < to; i++) {
-        uint64_t v = source_value(&e->chunk[e->order[i]], src);
+        uint64_t v = source_value(&ch[ord[i]], src);
         n += d9_put_varint(p + n, k == 's' ? d9_zigzag((int64_t)v) : v);
     }
     return n;
 }
 
-/* One field column: field f of the events order[from..to) (all of type s->type). */
-static size_t put_column(uint8_t *p, const struct d9_enc *e, const struct d9_schema_entry *s, size_t f,
-                         uint32_t from, uint32_t to)
+/* One field column: field f of the events ord[from..to) (all of type s->type). */
+static size_t put_column(D9_COL_ARGS, const struct d9_schema_entry *s, size_t f, uint32_t from, uint32_t to)
 {
     char k = s->kinds[f], src = s->sources[f];
     if (k == 'r')
-        return put_recent_column(p, e, src, from, to);
+        return put_recent_column(p, ch, ord, src, from, to);
     size_t n = 0;
     if (k == 'b') {
         for (uint32_t i = from; i < to; i++)
-            n += put_bytes_field(p + n, &e->chunk[e->order[i]], src);
+            n += put_bytes_field(p + n, &ch[ord[i]], src);
         return n;
     }
     /* A varint column: each call below inlines source_value with a constant
      * source, so the field is picked once per column, not per value. */
     switch (src) {
-    case 'c': return put_varint_column(p, e, k, 'c', from, to);
-    case 'a': return put_varint_column(p, e, k, 'a', from, to);
-    case 'b': return put_varint_column(p, e, k, 'b', from, to);
-    case 'l': return put_varint_column(p, e, k, 'l', from, to);
-    case 'x': return put_varint_column(p, e, k, 'x', from, to);
-    default: return put_varint_column(p, e, k, 0, from, to);
+    case 'c': return put_varint_column(p, ch, ord, k, 'c', from, to);
+    case 'a': return put_varint_column(p, ch, ord, k, 'a', from, to);
+    case 'b': return put_varint_column(p, ch, ord, k, 'b', from, to);
+    case 'l': return put_varint_column(p, ch, ord, k, 'l', from, to);
+    case 'x': return put_varint_column(p, ch, ord, k, 'x', from, to);
+    default: return put_varint_column(p, ch, ord, k, 0, from, to);
     }
 }
 
@@ -281,25 +268,44 @@ void d9_enc_end_chunk(struct d9_enc *e)
     if (!e->in_chunk)
         return;
     e->in_chunk = 0;
-    if (!e->n)
+    const uint32_t cn = e->n;
+    if (!cn)
         return;
-    uint8_t *p = e->buf + e->len;
+    const struct d9_raw_event *restrict ch = e->chunk;
+    uint16_t *restrict ord = e->order;
+    /* ts rise within a chunk (clamped): its first and last are its extremes. */
+    if (ch[0].ts < e->first_ts)
+        e->first_ts = ch[0].ts;
+    if (ch[cn - 1].ts > e->last_ts)
+        e->last_ts = ch[cn - 1].ts;
+    uint8_t *restrict p = e->buf + e->len;
     size_t n = d9_put_varint(p, e->tid);
     n += d9_put_varint(p + n, e->base_ts);
-    n += d9_put_varint(p + n, e->n);
-    uint64_t prev = e->base_ts;
-    for (uint32_t i = 0; i < e->n; i++)
-        p[n++] = e->chunk[i].type;
-    for (uint32_t i = 0; i < e->n; i++) {
-        n += d9_put_varint(p + n, e->chunk[i].ts - prev);
-        prev = e->chunk[i].ts;
+    n += d9_put_varint(p + n, cn);
+    /* The type column, each type counted as it goes: at[t + 1] is type t's
+     * count, then (summed) where its slice of ord starts. Events of an
+     * unknown type never enter a chunk, so t + 1 <= D9_EV_TYPE_MAX. */
+    uint32_t at[D9_EV_TYPE_MAX + 1] = {0}, start[D9_EV_TYPE_MAX + 1];
+    for (uint32_t i = 0; i < cn; i++) {
+        p[n + i] = ch[i].type;
+        at[ch[i].type + 1]++;
     }
-    uint32_t start[D9_EV_TYPE_MAX + 1];
-    group_by_type(e, start);
+    n += cn;
+    uint64_t prev = e->base_ts;
+    for (uint32_t i = 0; i < cn; i++) {
+        n += d9_put_varint(p + n, ch[i].ts - prev);
+        prev = ch[i].ts;
+    }
+    /* Grouped by type (ascending code), chunk order kept within a type. */
+    for (unsigned t = 1; t <= D9_EV_TYPE_MAX; t++)
+        at[t] += at[t - 1];
+    memcpy(start, at, sizeof(start));
+    for (uint32_t i = 0; i < cn; i++)
+        ord[at[ch[i].type]++] = (uint16_t)i;
     for (unsigned t = 1; t < D9_EV_TYPE_MAX; t++) {
         const struct d9_schema_entry *s = schema_of((uint8_t)t);
         for (size_t f = 0; s && start[t] < start[t + 1] && f < D9_MAX_FIELDS && s->kinds[f]; f++)
-            n += put_column(p + n, e, s, f, start[t], start[t + 1]);
+            n += put_column(p + n, ch, ord, s, f, start[t], start[t + 1]);
     }
     e->len += n; /* <= chunk_size(e, 0, 0) ('r' columns take less): room was checked per event */
     e->n = 0;

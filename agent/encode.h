@@ -34,7 +34,11 @@ struct d9_enc {
      * are worked out only when the bound no longer fits the block. */
     size_t chunk_bytes, bound_bytes;
     uint32_t exact_n;
-    uint8_t bound[D9_SCHEMA_ENTRIES + 1]; /* by type: the most column bytes of one event */
+    /* Column bytes the open chunk surely has room for: cap less the chunk's
+     * start, the block end and 2 bytes of event count (a chunk holds at
+     * most 1024 events). Below it, no exact size is worked out per event. */
+    size_t room;
+    uint8_t bound[D9_SCHEMA_ENTRIES + 1]; /* by type: the most column bytes of one event; 0 unknown */
     struct d9_raw_event chunk[D9_ENC_CHUNK_MAX];
     uint16_t order[D9_ENC_CHUNK_MAX]; /* scratch of d9_enc_end_chunk: chunk positions by type */
 };
@@ -48,7 +52,32 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts);
  * clamped (delta 0). Unknown types are skipped (0). 0 ok, -1 no room or no
  * open chunk: the caller ends the chunk and flushes the block. Always keeps
  * room for the chunk's columns and the block end. */
-int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev);
+int d9_enc_event_full(struct d9_enc *e, const struct d9_raw_event *ev);
+
+/* Both paths' last step: ev joins the open chunk (room checked), its ts
+ * clamped to the previous one (deltas are unsigned). */
+static inline void d9_enc_push(struct d9_enc *e, const struct d9_raw_event *ev)
+{
+    uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts;
+    struct d9_raw_event *c = &e->chunk[e->n++];
+    *c = *ev;
+    c->ts = ts;
+    e->prev_ts = ts;
+    e->events++;
+}
+
+/* d9_enc_event_full, with the writer's every-event case inline: an open
+ * chunk with room, under its room bound, of a known type. */
+static inline int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
+{
+    size_t bound = ev->type <= D9_SCHEMA_ENTRIES ? e->bound[ev->type] : 0; /* 0: unknown */
+    if (__builtin_expect(!e->in_chunk || e->n == D9_ENC_CHUNK_MAX || !bound ||
+                             e->chunk_bytes + e->bound_bytes + bound > e->room, 0))
+        return d9_enc_event_full(e, ev);
+    e->bound_bytes += bound;
+    d9_enc_push(e, ev);
+    return 0;
+}
 /* Writes the open chunk's columns (nothing for a chunk without events). */
 void d9_enc_end_chunk(struct d9_enc *e);
 /* Ends the open chunk, writes the end marker, returns the payload length. */

@@ -141,12 +141,12 @@ static void wait_for_work(uint64_t deadline)
 
 /* ---- Blocks and segments ---------------------------------------------- */
 
-static void count_for(struct tid_counts *c, uint32_t tid, uint32_t events, uint64_t weight)
+static inline void count_for(struct tid_counts *c, uint32_t tid, uint32_t events, uint64_t weight)
 {
     uint32_t i = c->n;
     while (i && c->e[i - 1].tid != tid) /* the last one first: a chunk's events come in a run */
         i--;
-    if (!i) {
+    if (D9_UNLIKELY(!i)) {
         if (c->n < D9_COUNTS_MAX)
             c->e[c->n++] = (struct tid_count){.tid = tid};
         i = c->n;
@@ -334,7 +334,7 @@ static void write_kept_at_exit(void)
 /* ---- Draining ---------------------------------------------------------- */
 
 /* Encodes ev in s's chunk, flushing the block when it is full. */
-static void put(struct d9_slot *s, const struct d9_raw_event *ev)
+static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
 {
     if (ev->type == D9_EV_THREAD_NAME) { /* the name the header tables will show */
         size_t n = ev->len < 15 ? ev->len : 15;
@@ -343,7 +343,8 @@ static void put(struct d9_slot *s, const struct d9_raw_event *ev)
             memcpy(s->name + 8, &ev->b, n - 8);
         s->name[n] = 0;
     }
-    d9_dump_note((uint32_t)(s - d9_slot_at(0)), ev);
+    if (d9_dump_noting)
+        d9_dump_note((uint32_t)(s - d9_slot_at(0)), ev);
     if (d9_seg_stopped()) {
         discarded++;
         return;
@@ -357,6 +358,20 @@ static void put(struct d9_slot *s, const struct d9_raw_event *ev)
         flush_block(); /* full: write it, retry in an empty block */
     }
     discarded++;
+}
+
+/* put_full's every-event case inline: s's chunk is open (a drain ends it),
+ * the event has no name to keep, no trigger to feed, no weight of its own,
+ * and fits. After a failure stopped the segments, such events still go into
+ * the block, which flush_block then counts as discarded. */
+static inline void put(struct d9_slot *s, const struct d9_raw_event *ev)
+{
+    if (D9_LIKELY(enc.in_chunk && ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
+        D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
+        count_for(&meta, s->tid, 1, 1);
+        return;
+    }
+    put_full(s, ev);
 }
 
 /* The thread's preemptions, in a chunk of their own: perf records carry
@@ -380,10 +395,9 @@ static void drain(struct d9_slot *s, int check_name)
      * as fast as we drain cannot keep the writer from the other slots. */
     for (uint32_t total = 0; total < s->ring.cap;) {
         uint32_t n = d9_ring_pop(&s->ring, batch, D9_POP_BATCH);
-        for (uint32_t i = 0; i < n; i++) {
-            d9_clock_event(&batch[i], &s->last_ns); /* stamps -> ns, before anyone reads them */
+        d9_clock_events(batch, n, &s->last_ns); /* stamps -> ns, before anyone reads them */
+        for (uint32_t i = 0; i < n; i++)
             put(s, &batch[i]);
-        }
         total += n;
         if (n < D9_POP_BATCH)
             break;
