@@ -360,13 +360,14 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
     discarded++;
 }
 
-/* put_full's every-event case inline: s's chunk is open (a drain ends it),
- * the event has no name to keep, no trigger to feed, no weight of its own,
- * and fits. After a failure stopped the segments, such events still go into
- * the block, which flush_block then counts as discarded. */
+/* put_full's every-event case inline: the event has no name to keep, no
+ * trigger to feed, no weight of its own, and d9_enc_event takes it (s's
+ * chunk is open: a drain ends it). After a failure stopped the segments,
+ * such events still go into the block, which flush_block then counts as
+ * discarded. */
 static inline void put(struct d9_slot *s, const struct d9_raw_event *ev)
 {
-    if (D9_LIKELY(enc.in_chunk && ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
+    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
         D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
         count_for(&meta, s->tid, 1, 1);
         return;
