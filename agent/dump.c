@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "log.h"
+#include "real.h"
 #include "sigchain.h"
 
 #define D9_MATCH_TABLE 64 /* recent wakes / unparks kept to match each other */
@@ -200,7 +201,7 @@ void d9_dump_finish(int err)
     taken_api = 0;
     atomic_store(&api_err, err);
     atomic_store(&api_done, api_taken);
-    syscall(SYS_futex, &api_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    d9_futex(&api_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* ---- dial9_dump() -------------------------------------------------------- */
@@ -224,7 +225,7 @@ int d9_dump_request(const char *reason, int timeout_ms)
             break;
         uint64_t left = deadline - now;
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        syscall(SYS_futex, &api_done, FUTEX_WAIT_PRIVATE, done, &ts, NULL, 0);
+        d9_futex(&api_done, FUTEX_WAIT_PRIVATE, done, &ts);
     }
     pthread_mutex_unlock(&api_lock);
     return err;

@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <netdb.h>
 #include <time.h>
@@ -143,6 +144,20 @@ void d9_real_resolve(void);
         }                                                                      \
         f_;                                                                    \
     })
+
+/* The agent's own futex calls (writer wake-ups, the close gates, dump
+ * requests): the real syscall(), never our interposer, so they are never
+ * recorded as the calling host thread's WAKE or park, whatever d9_busy
+ * says. Returns and sets errno as syscall() does. */
+static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    long (*real)(long, ...) = D9_REAL(syscall); /* resolved at init: no dlsym from a signal handler */
+    if (D9_UNLIKELY(real == NULL)) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(SYS_futex, word, op, val, ts, NULL, 0);
+}
 
 /* Binds local `fn` to the real function, or fails the call with ENOSYS when
  * libc lacks it (or it is being resolved recursively). */

@@ -18,6 +18,7 @@
 #include "crash.h"
 #include "encode.h"
 #include "log.h"
+#include "real.h"
 
 #define D9_NAME_MAX 64      /* segment / directory entry names */
 
@@ -63,11 +64,6 @@ static void drop_fd(int i)
         close(fd);
 }
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
-}
-
 /* ---- Fds closed by the host -------------------------------------------- */
 
 /* A host close must never take a number the writer is about to use, nor
@@ -95,7 +91,7 @@ static void wait_word(_Atomic uint32_t *w, uint32_t v, long ns)
 {
     int err = errno;
     struct timespec tick = {0, ns};
-    futex(w, FUTEX_WAIT_PRIVATE, v, &tick);
+    d9_futex(w, FUTEX_WAIT_PRIVATE, v, &tick);
     errno = err;
 }
 
@@ -111,7 +107,7 @@ void d9_seg_close_end(void)
 {
     if (atomic_fetch_sub(&closers, 1) == 1 && atomic_load(&opening)) {
         int err = errno;
-        futex(&closers, FUTEX_WAKE_PRIVATE, 1, NULL);
+        d9_futex(&closers, FUTEX_WAKE_PRIVATE, 1, NULL);
         errno = err;
     }
 }
@@ -160,7 +156,7 @@ static void gate_enter(void)
 static void gate_leave(void)
 {
     atomic_store(&opening, 0);
-    futex(&opening, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+    d9_futex(&opening, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 static void seal_lost(void);
@@ -183,7 +179,7 @@ static void leave(void)
 {
     atomic_fetch_add(&section, 1);
     if (atomic_load(&waiters)) /* a missed wake costs a waiter one 10 ms tick */
-        futex(&section, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+        d9_futex(&section, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 static void read_process_info(void)

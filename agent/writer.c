@@ -24,6 +24,7 @@
 #include "encode.h"
 #include "flight.h"
 #include "log.h"
+#include "real.h"
 #include "segment.h"
 
 #define D9_BLOCK_RAW (256u << 10) /* bytes of uncompressed payload per block */
@@ -72,17 +73,12 @@ static struct tid_counts carry; /* forced out, not yet in a DROP record */
 static uint64_t outage_blocks, outage_bytes, outage_lost;
 static uint64_t outage_peak; /* most bytes held in memory at once (the bound applies to this) */
 
-static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, word, op, val, ts, NULL, 0);
-}
-
 /* Wakes the writer even if it is not sleeping yet (it rechecks kicked).
  * Async-signal-safe: the dump signal handler calls it. */
 static void wake_writer(void)
 {
     atomic_store(&kicked, 1);
-    futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
+    d9_futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 void d9_writer_wake(void) { wake_writer(); }
@@ -114,7 +110,7 @@ void d9_writer_kick(void)
     if (atomic_load(&sleeping)) {
         int saved = errno;
         d9_busy++;
-        futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
+        d9_futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
         d9_busy--;
         errno = saved;
     }
@@ -133,7 +129,7 @@ static void wait_for_work(uint64_t deadline)
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
         atomic_store(&sleeping, 1);
         if (!atomic_load(&kicked))
-            futex(&kicked, FUTEX_WAIT_PRIVATE, 0, &ts);
+            d9_futex(&kicked, FUTEX_WAIT_PRIVATE, 0, &ts);
         atomic_store(&sleeping, 0);
     }
     atomic_store(&kicked, 0);
@@ -495,7 +491,7 @@ static void cycle(void)
         d9_flight_expire(d9_now());
     serve_triggers();
     atomic_store(&flush_done, req);
-    futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+    d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
     atomic_store(&in_cycle, 0);
 }
 
@@ -591,7 +587,7 @@ int d9_writer_flush(int timeout_ms)
         }
         uint64_t left = deadline - now;
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        futex(&flush_done, FUTEX_WAIT_PRIVATE, done, &ts);
+        d9_futex(&flush_done, FUTEX_WAIT_PRIVATE, done, &ts);
     }
     d9_busy--;
     errno = saved;
