@@ -13,8 +13,9 @@ D9_TLS struct d9_tls d9_tls;
 uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps, d9_stat_gap_stamps;
 
 /* Rare: the ring just became half full. The kick may make a syscall; the
- * application's errno survives it. */
-__attribute__((noinline, cold)) static void kick(void)
+ * application's errno survives it. Not marked cold: GCC then moved the
+ * whole push after the publish, PARK's included, into .text.unlikely. */
+__attribute__((noinline)) static void kick(void)
 {
     int err = errno;
     d9_writer_kick();
