@@ -170,6 +170,42 @@ void d9_note_nowait(uint8_t call);
  * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
 void d9_unpark(uint8_t call, int64_t result);
+/* d9_unpark's schedstat read after a long park (d9_busy held inside). */
+void d9_sched_unpark_outside(struct d9_slot *s, uint64_t ts);
+
+/* d9_park for a caller that checked d9_may_record(), with its every-loop-
+ * turn case inline: the thread registered, no zero-timeout polls pending,
+ * the ring neither full nor becoming half full by the cached tail. Every
+ * other case is d9_park's. Same events, same result. */
+static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns)
+{
+    struct d9_slot *s = d9_self;
+    if (D9_LIKELY(s != NULL) && D9_LIKELY(!s->nowait_count)) {
+        uint64_t now = d9_stamp();
+        if (D9_LIKELY(d9_push_fast(s, now, D9_EV_PARK, call, target, (uint64_t)timeout_ns))) {
+            d9_sched_park(&s->sched, now);
+            return 1;
+        }
+    }
+    return d9_park(call, target, timeout_ns);
+}
+
+/* d9_unpark after d9_park_fast returned 1, inline likewise; the schedstat
+ * read after a long park stays out of line. */
+static inline void d9_unpark_fast(uint8_t call, int64_t result)
+{
+    struct d9_slot *s = d9_self;
+    if (D9_LIKELY(s != NULL)) {
+        uint64_t now = d9_stamp();
+        if (D9_LIKELY(d9_push_fast(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
+            if (D9_UNLIKELY(now - s->sched.park_ts >= d9_min_park_stamps))
+                d9_sched_unpark_outside(s, now);
+            d9_sched_check(&s->sched);
+            return;
+        }
+    }
+    d9_unpark(call, result);
+}
 
 /* ---- Writer (agent/writer.c) ------------------------------------------- */
 

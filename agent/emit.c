@@ -187,6 +187,13 @@ void d9_unpark(uint8_t call, int64_t result)
     leave();
 }
 
+void d9_sched_unpark_outside(struct d9_slot *s, uint64_t ts)
+{
+    enter();
+    d9_sched_unpark(s, ts);
+    leave();
+}
+
 void d9_emit_name(const char *name)
 {
     struct d9_slot *s = recording_slot();

@@ -187,11 +187,11 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
     do {                                                                       \
         int rec_ = !d9_may_record()                                            \
                        ? 0                                                     \
-                       : d9_park((call), (uint64_t)(uintptr_t)(target),        \
-                                 (timeout_ns));                                \
+                       : d9_park_fast((call), (uint64_t)(uintptr_t)(target),   \
+                                      (timeout_ns));                           \
         ret = (expr);                                                          \
         if (rec_)                                                              \
-            d9_unpark((call), res(ret));                                       \
+            d9_unpark_fast((call), res(ret));                                  \
     } while (0)
 
 /* The whole body of a blocking interposer: bind the real function, count a
