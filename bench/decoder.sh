@@ -75,12 +75,12 @@ measure() {
     awk -v e="$events" -v s="$secs" 'BEGIN {printf "%.0f\n", e / (s > 0 ? s : 0.01)}' >>"$tmp/rate"
     awk -v e="$events" -v s="$user" -v t="$sys" 'BEGIN {printf "%.0f\n", e / (s + t > 0 ? s + t : 0.01)}' \
       >>"$tmp/cpurate"
-    echo $((kb / 1024)) >>"$tmp/rss"
+    echo "$kb" >>"$tmp/rss" # KiB: in MB a 1.98 -> 2.01 MB check would read as 1 -> 2
     echo "decoder.sh: $name on $events events: ${secs}s (cpu ${user}+${sys}s), $((kb / 1024)) MB" >&2
   done
-  printf "| %s | %s | %.1f | %.1f | %s |\n" "$events" "$name" "$(median <"$tmp/rate" | awk '{print $1 / 1e6}')" \
-    "$(median <"$tmp/cpurate" | awk '{print $1 / 1e6}')" "$(median <"$tmp/rss")"
-  # For the verdicts: "events name Mev/s RSS" of every measurement.
+  printf "| %s | %s | %.1f | %.1f | %.1f |\n" "$events" "$name" "$(median <"$tmp/rate" | awk '{print $1 / 1e6}')" \
+    "$(median <"$tmp/cpurate" | awk '{print $1 / 1e6}')" "$(median <"$tmp/rss" | awk '{print $1 / 1024}')"
+  # For the verdicts: "events name Mev/s RSS-KiB" of every measurement.
   echo "$events ${name// /_} $(median <"$tmp/rate" | awk '{print $1 / 1e6}') $(median <"$tmp/rss")" >>"$tmp/all"
 }
 
