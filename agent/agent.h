@@ -170,8 +170,8 @@ void d9_note_nowait(uint8_t call);
  * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
 void d9_unpark(uint8_t call, int64_t result);
-/* d9_unpark's schedstat read after a long park (d9_busy held inside). */
-void d9_sched_unpark_outside(struct d9_slot *s, uint64_t ts);
+/* d9_unpark's schedstat read after a long park, out of line (d9_busy held inside). */
+void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);
 
 /* d9_park for a caller that checked d9_may_record(), with its every-loop-
  * turn case inline: the thread registered, no zero-timeout polls pending,
@@ -199,7 +199,7 @@ static inline void d9_unpark_fast(uint8_t call, int64_t result)
         uint64_t now = d9_stamp();
         if (D9_LIKELY(d9_push_fast(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
             if (D9_UNLIKELY(now - s->sched.park_ts >= d9_min_park_stamps))
-                d9_sched_unpark_outside(s, now);
+                d9_unpark_schedstat(s, now);
             d9_sched_check(&s->sched);
             return;
         }

@@ -53,9 +53,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     atomic_store(&sig_pending, 1);
-    d9_busy++; /* the wake's futex call is the agent's, not the interrupted thread's */
-    d9_writer_wake();
-    d9_busy--;
+    d9_writer_wake(); /* d9_futex: never recorded as the interrupted thread's */
     errno = saved;
     /* The program's handler, installed before or after ours (sigchain.h),
      * still runs. A default or ignored disposition is not applied: the

@@ -187,7 +187,7 @@ void d9_unpark(uint8_t call, int64_t result)
     leave();
 }
 
-void d9_sched_unpark_outside(struct d9_slot *s, uint64_t ts)
+void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts)
 {
     enter();
     d9_sched_unpark(s, ts);

@@ -109,9 +109,7 @@ void d9_writer_kick(void)
     atomic_store(&kicked, 1);
     if (atomic_load(&sleeping)) {
         int saved = errno;
-        d9_busy++;
         d9_futex(&kicked, FUTEX_WAKE_PRIVATE, 1, NULL);
-        d9_busy--;
         errno = saved;
     }
 }
