@@ -118,6 +118,19 @@ print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | B's writer us/request | p99 ratio B/A (range) |")
 print("|---|---|---|---|---|---|---|")
 verdict, floor, pverdict, pfloor = [], [], [], []
+p99_aa_max = {}
+
+# A service's verdict: met under the limit; over it, "not resolved" while the
+# median stays inside the range its A/A pair spread over in the same run
+# (the method cannot tell it from noise), else missed.
+def verdict_line(what, rows, limit, aa_max, vfmt):
+    groups = {"met": [], "not resolved": [], "missed": []}
+    for svc, v in rows:
+        top = aa_max.get(svc)
+        k = "met" if v <= limit else "not resolved" if top is not None and v <= top else "missed"
+        groups[k].append("%s %s" % (svc, vfmt % v) + (" (A/A up to %s)" % (vfmt % top) if k == "not resolved" else ""))
+    overall = "missed" if groups["missed"] else "not resolved" if groups["not resolved"] else "met"
+    print("- %s: **%s** (%s)" % (what, overall, "; ".join("%s: %s" % (k, ", ".join(g)) for k, g in groups.items() if g)))
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
         a, b, ratio, w, p99 = [], [], [], [], []
@@ -143,6 +156,7 @@ for svc in dict.fromkeys(r[0] for r in rows):
         pm = "%.3f (%.3f-%.3f)" % (st.median(p99), min(p99), max(p99)) if p99 else "n/a"
         if pair == "off:off2" and p99:
             pfloor.append((svc, pm))
+            p99_aa_max[svc] = max(p99)
         elif pair == "off:dial9" and p99:
             pverdict.append((svc, st.median(p99)))
         print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s | %s |" % (svc, pair, st.median(a), st.median(b), m,
@@ -154,10 +168,8 @@ if floor:
 if pfloor:
     print("- p99 noise floor (off:off2): " + ", ".join("%s %s" % v for v in pfloor))
 if pverdict:
-    print("- p99 of the dial9 server's load <= 1.02 x the off server's: **%s** (%s)" % (
-          "missed" if any(v[1] > 1.02 for v in pverdict) else "met", ", ".join("%s %.3f" % v for v in pverdict)))
+    verdict_line("p99 of the dial9 server's load <= 1.02 x the off server's", pverdict, 1.02, p99_aa_max, "%.3f")
 if verdict:
-    bad = [v for v in verdict if v[1] > 1.01]
-    print("- CPU per request added by dial9 <= 1%% (cost ratio <= 1.01): **%s** (%s)" % ("missed" if bad else "met",
-          ", ".join("%s %.4f" % (v[0], v[1]) for v in verdict)))
+    verdict_line("CPU per request added by dial9 <= 1% (cost ratio <= 1.01)", [(v[0], v[1]) for v in verdict], 1.01,
+                 {v[0]: v[3] for v in floor}, "%.4f")
 EOF
