@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -493,11 +494,33 @@ static void cycle(void)
     atomic_store(&in_cycle, 0);
 }
 
+/* The writer inherits the scheduling policy of the thread that started it
+ * (glibc's PTHREAD_INHERIT_SCHED). Under a SCHED_FIFO or SCHED_RR host
+ * thread it would be a real-time thread that preempts every normal thread
+ * of the host while it compresses; it drops to SCHED_OTHER (lowering one's
+ * own policy needs no privilege) and keeps its inherited nice value. Under
+ * a saturating real-time host it then runs late and the rings drop, counted,
+ * rather than the host waiting. */
+static void leave_realtime(void)
+{
+    int policy = sched_getscheduler(0);
+    if (policy < 0)
+        return;
+    policy &= ~SCHED_RESET_ON_FORK;
+    if (policy != SCHED_FIFO && policy != SCHED_RR)
+        return;
+    struct sched_param normal = {.sched_priority = 0};
+    if (sched_setscheduler(0, SCHED_OTHER, &normal) != 0)
+        d9_log("the writer thread stays real-time (%s): it may delay the host's other threads",
+               strerror(errno));
+}
+
 static void *writer_main(void *arg)
 {
     d9_busy = 1; /* for good: nothing this thread does is recorded */
     pthread_setname_np(pthread_self(), "dial9-writer");
     atomic_store(&writer_tid, (pid_t)syscall(SYS_gettid));
+    leave_realtime();
     uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
