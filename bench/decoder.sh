@@ -84,7 +84,13 @@ measure() {
   echo "$events ${name// /_} $(median <"$tmp/rate" | awk '{print $1 / 1e6}') $(median <"$tmp/rss")" >>"$tmp/all"
 }
 
+# cpu_ticks: "steal total" of /proc/stat's cpu line (all CPUs, USER_HZ ticks):
+# steal is time the hypervisor gave this VM's CPUs to someone else, which
+# slows the wall-clock rates without showing in the load average.
+cpu_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t}' /proc/stat; }
+
 for n in $SIZES; do make_trace "$n"; done
+read -r steal0 total0 < <(cpu_ticks)
 echo "## Decoder: events/s and peak RSS (median of $RUNS runs, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo
 echo "$DEC on traces of bench/eventgen under the agent, cached in $cache."
@@ -99,7 +105,10 @@ for n in $SIZES; do
   measure "$events" "events --json" events --json "$path"
   measure "$events" "export perfetto" export --format perfetto -o /dev/null "$path"
 done
+read -r steal1 total1 < <(cpu_ticks)
 echo
+awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) \
+  'BEGIN {printf "- CPU steal while measuring: %.1f%% of both CPUs'"'"' time (/proc/stat)\n", (t > 0 ? 100 * s / t : 0)}'
 for n in $SIZES; do
   echo "- $(cat "$cache/$n/events") events: $(du -sb "$cache/$n/trace" | cut -f1) bytes of segments"
 done
