@@ -518,9 +518,9 @@ static void leave_realtime(void)
 static void *writer_main(void *arg)
 {
     d9_busy = 1; /* for good: nothing this thread does is recorded */
+    leave_realtime(); /* before the name: whoever sees "dial9-writer" sees its policy */
     pthread_setname_np(pthread_self(), "dial9-writer");
     atomic_store(&writer_tid, (pid_t)syscall(SYS_gettid));
-    leave_realtime();
     uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
