@@ -9,28 +9,25 @@
 d9_require "$D9_AGENT"
 why=$(chrt -f 10 true 2>&1) || d9_skip "cannot set SCHED_FIFO here (needs CAP_SYS_NICE and real-time runtime): $why"
 
-# sched_of TASKDIR: "policy rt_priority" of one thread (0 OTHER, 1 FIFO, 2 RR).
-sched_of() { sed 's/^.*) //' "$1/stat" | awk '{print $39, $38}'; }
+# sched_of PID TID: "policy rt_priority" of one thread (0 OTHER, 1 FIFO, 2 RR).
+sched_of() { sed 's/^.*) //' "/proc/$1/task/$2/stat" | awk '{print $39, $38}'; }
 
 for flag in -f -r; do
     want=$([ "$flag" = -f ] && echo 1 || echo 2)
     d9_start_traced "$D9_TMP/t$flag" chrt "$flag" 10 sleep 2
     pid=$D9_PID
     for _ in $(seq 100); do # up to 10 s for the exec and the writer's start
-        writer="" host="" # chrt itself runs a writer until it execs sleep
-        for t in /proc/"$pid"/task/*; do
-            case $(cat "$t/comm" 2>/dev/null) in
-            dial9-writer) writer=$t ;;
-            sleep) host=$t ;;
-            esac
-        done
+        # chrt itself runs a writer until it execs sleep: both names at once
+        snap=$(d9_snapshot_threads "$pid")
+        writer=$(awk '$2 == "dial9-writer" {print $1}' <<<"$snap")
+        host=$(awk '$2 == "sleep" {print $1}' <<<"$snap")
         [ -n "$writer" ] && [ -n "$host" ] && break
         sleep 0.1
     done
     [ -n "$writer" ] && [ -n "$host" ] || d9_fail "chrt $flag: no sleep and dial9-writer threads in pid $pid"
-    got=$(sched_of "$writer")
+    got=$(sched_of "$pid" "$writer")
     [ "$got" = "0 0" ] || d9_fail "chrt $flag: the writer runs with policy/priority $got, want 0 0 (SCHED_OTHER)"
-    got=$(sched_of "$host")
+    got=$(sched_of "$pid" "$host")
     [ "$got" = "$want 10" ] || d9_fail "chrt $flag: the host thread has policy/priority $got, want $want 10"
     d9_wait_exit "$pid" 30
     [ "$D9_RC" -eq 0 ] || d9_fail "chrt $flag sleep 2 exited $D9_RC"
