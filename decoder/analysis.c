@@ -35,7 +35,8 @@ struct work {
 };
 
 /* A WAKE is matched after the events that share its ts: a park stamped
- * with the same ns is "at or before" the wake even if it sorts after it. */
+ * with the same ns is "at or before" the wake even if it sorts after it.
+ * Held only when the next event of the span does not show that ts over. */
 struct held {
     struct d9_event e;
     uint64_t pos;
@@ -66,7 +67,7 @@ static int put(struct ctx *c, struct d9_tstats *t, struct d9_hist *h, enum d9_ov
 
 static int hold_wake(struct ctx *c, const struct d9_event *e)
 {
-    if (d9_grow((void **)&c->held, &c->held_cap, c->nheld, sizeof(*c->held)) < 0)
+    if (c->nheld == c->held_cap && d9_grow((void **)&c->held, &c->held_cap, c->nheld, sizeof(*c->held)) < 0)
         return -1;
     struct held *h = &c->held[c->nheld++];
     memcpy(&h->e, e, offsetof(struct d9_event, name)); /* most events are wakes: the name is not needed */
@@ -199,11 +200,11 @@ static int lock_wait(struct ctx *c, struct d9_tstats *t, const struct d9_event *
     return put(c, t, &t->lockw, D9_OVER_LOCK, wait);
 }
 
-/* Pass 1: one event of thread i. */
-static int account(struct ctx *c, uint32_t i, const struct d9_event *e)
+/* Pass 1: one event of thread i, whose stats are t and state w; next_ts:
+ * the next event's ts, 0 when not known yet. */
+static inline int account(struct ctx *c, uint32_t i, struct d9_tstats *t, struct work *w, const struct d9_event *e,
+                          uint64_t next_ts)
 {
-    struct d9_tstats *t = &c->s->t[i];
-    struct work *w = &c->w[i];
     t->events++;
     t->last_ts = e->ts;
     switch (e->type) {
@@ -229,9 +230,9 @@ static int account(struct ctx *c, uint32_t i, const struct d9_event *e)
         w->parked = 0;
         run_start(w, e->ts);
         break;
-    case D9_EV_WAKE:
+    case D9_EV_WAKE: /* matched at once when no event of its ts can follow (nor is held) */
         t->wakes_sent++;
-        return hold_wake(c, e);
+        return !c->nheld && next_ts > e->ts ? d9_matcher_wake(c->mt, e, c->pos) : hold_wake(c, e);
     case D9_EV_EPOLL_CTL: return d9_matcher_epoll_ctl(c->mt, e);
     case D9_EV_DROP: t->dropped += fld(e, F_COUNT); break;
     case D9_EV_POLL_NOWAIT: t->nowait_polls += fld(e, F_NOWAIT); break;
@@ -332,17 +333,29 @@ static size_t take(struct d9_topk *k)
     return k->n;
 }
 
-static int one_event(void *ctx, const struct d9_event *e)
+/* A span of one thread's events: its stats are looked up once (only
+ * thread_index moves them). */
+static int one_span(void *ctx, const struct d9_event *ev, size_t n)
 {
     struct ctx *c = ctx;
-    if (c->nheld && e->ts > c->held[0].e.ts && match_held(c) < 0)
+    long k = thread_index(c, ev);
+    if (k < 0)
         return -1;
-    long k = thread_index(c, e);
-    int rc = k < 0 ? -1 : account(c, (uint32_t)k, e);
-    c->pos++;
-    if (rc == 0 && c->s->wakelog && d9_wakelog_held(c->s->wakelog))
-        rc = log_matches(c);
-    return rc;
+    struct d9_tstats *t = &c->s->t[k];
+    struct work *w = &c->w[k];
+    const struct d9_wakelog *log = c->s->wakelog;
+    for (size_t i = 0; i < n; i++) {
+        const struct d9_event *e = &ev[i];
+        if (c->nheld && e->ts > c->held[0].e.ts && match_held(c) < 0)
+            return -1;
+        int rc = account(c, (uint32_t)k, t, w, e, i + 1 < n ? ev[i + 1].ts : 0);
+        c->pos++;
+        if (rc == 0 && log && d9_wakelog_held(log))
+            rc = log_matches(c);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct d9_analysis_opts *o)
@@ -356,7 +369,7 @@ int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct
     d9_topk_init(&c.long_busy, s->long_busy, sizeof(s->long_busy[0]));
     int rc = c.mt && (!o->wakelog || (s->wakelog = d9_wakelog_new())) ? 0 : -1;
     if (rc == 0)
-        rc = d9_model_each(m, one_event, &c) || match_held(&c) ? -1 : 0;
+        rc = d9_model_each_span(m, one_span, &c) || match_held(&c) ? -1 : 0;
     if (rc == 0 && s->wakelog && d9_wakelog_held(s->wakelog))
         rc = log_matches(&c);
     if (rc == 0 && s->wakelog && d9_wakelog_rewind(s->wakelog) < 0)

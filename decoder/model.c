@@ -54,22 +54,42 @@ int d9_model_add_event(void *model, const struct d9_event *ev)
     return ev->type == D9_EV_THREAD_NAME ? d9_model_note_name(m, ev) : 0;
 }
 
+struct each {
+    d9_event_fn fn;
+    void *ctx;
+};
+
+static int each_event(void *ctx, const struct d9_event *ev, size_t n)
+{
+    const struct each *x = ctx;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = x->fn(x->ctx, &ev[i]);
+    return rc;
+}
+
 int d9_model_each(const struct d9_model *m, d9_event_fn fn, void *ctx)
 {
+    struct each x = {fn, ctx};
+    return d9_model_each_span(m, each_event, &x);
+}
+
+int d9_model_each_span(const struct d9_model *m, d9_span_fn fn, void *ctx)
+{
     if (!m->src) {
-        for (size_t i = 0; i < m->nev; i++) {
-            int rc = fn(ctx, &m->ev[i]);
-            if (rc)
-                return rc;
+        int rc = 0;
+        for (size_t i = 0, j; rc == 0 && i < m->nev; i = j) {
+            for (j = i + 1; j < m->nev && m->ev[j].tid == m->ev[i].tid && m->ev[j].pid == m->ev[i].pid; j++)
+                ;
+            rc = fn(ctx, &m->ev[i], j - i);
         }
-        return 0;
+        return rc;
     }
     const struct d9_event *e;
     size_t n;
     int got, rc = 0;
     while (rc == 0 && (got = d9_stream_next(m->src, &e, &n)) > 0)
-        for (size_t i = 0; rc == 0 && i < n; i++)
-            rc = fn(ctx, &e[i]);
+        rc = fn(ctx, e, n);
     if (rc != 0)
         d9_stream_stop(m->src);
     return rc != 0 ? rc : got < 0 ? -1 : 0;

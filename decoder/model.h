@@ -48,6 +48,12 @@ int d9_model_note_name(struct d9_model *m, const struct d9_event *ev);
 /* One pass over the events in time order: fn per event (a non-zero return
  * stops it and is returned), from the inputs or ev[]. -1 out of memory. */
 int d9_model_each(const struct d9_model *m, d9_event_fn fn, void *ctx);
+/* A run of one thread's events in time order: ev[0..n), n >= 1, all of
+ * one (pid, tid). Returns non-zero to stop. */
+typedef int (*d9_span_fn)(void *ctx, const struct d9_event *ev, size_t n);
+/* The same pass, a span at a time: fn once per run of one thread's events
+ * (the merge hands them over so), not once per event. */
+int d9_model_each_span(const struct d9_model *m, d9_span_fn fn, void *ctx);
 /* Records a segment header: process identity and the thread table. */
 int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg);
 /* Orders events by ts, then pid, tid, and input order. */

@@ -26,8 +26,8 @@ struct d9_stream;
  * the first pass ends, and counted then in *bad (which must outlive s).
  * 0 ok, -1 out of memory. */
 int d9_stream_open(struct d9_stream **s, struct d9_model *m, char *const *paths, int npaths, int *bad);
-/* The next events in time order, ev[0..*n) (*n >= 1), valid until the
- * next call: 1, 0 at the end (the pass is over: the next call starts a new
+/* The next events in time order, ev[0..*n) (*n >= 1, all of one thread:
+ * a span of one run), valid until the next call: 1, 0 at the end (the pass is over: the next call starts a new
  * one), -1 out of memory. */
 int d9_stream_next(struct d9_stream *s, const struct d9_event **ev, size_t *n);
 /* Ends the current pass early (the next d9_stream_next starts a new one). */

@@ -20,11 +20,12 @@ static size_t weakest(const struct d9_topk *t)
     return w;
 }
 
+/* Most offers lose to the weakest entry, known without a scan. */
 void d9_topk_offer_at(struct d9_topk *t, uint64_t key, uint64_t seq, const void *item)
 {
     size_t i = t->n;
     if (t->n == D9_TOPK_MAX) {
-        i = weakest(t);
+        i = t->weak;
         if (key < t->key[i] || (key == t->key[i] && seq >= t->seq[i]))
             return;
     } else
@@ -32,6 +33,8 @@ void d9_topk_offer_at(struct d9_topk *t, uint64_t key, uint64_t seq, const void 
     t->key[i] = key;
     t->seq[i] = seq;
     memcpy(t->items + i * t->size, item, t->size);
+    if (t->n == D9_TOPK_MAX)
+        t->weak = weakest(t);
 }
 
 void d9_topk_offer(struct d9_topk *t, uint64_t key, const void *item)
@@ -62,4 +65,5 @@ void d9_topk_sort(struct d9_topk *t)
                 break;
             swap(t, j, j - 1);
         }
+    t->weak = weakest(t); /* entries moved */
 }

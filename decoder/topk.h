@@ -12,6 +12,7 @@
 struct d9_topk {
     size_t size, n;                /* item size, items held */
     uint64_t key[D9_TOPK_MAX], seq[D9_TOPK_MAX], offered;
+    size_t weak;                   /* the entry to evict, once n is D9_TOPK_MAX */
     unsigned char *items;          /* D9_TOPK_MAX * size bytes, caller-owned */
 };
 

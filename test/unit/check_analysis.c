@@ -446,6 +446,51 @@ START_TEST(topk_and_percentiles)
     ck_assert_uint_eq(k.n, D9_TOPK_MAX);
     for (size_t i = 0; i < k.n; i++)
         ck_assert_uint_eq(items[i], 49 - i);
+    /* Offers after a sort (which moves the entries) still evict the weakest. */
+    for (uint64_t v = 100; v < 103; v++)
+        d9_topk_offer(&k, v, &v);
+    for (uint64_t v = 0; v < 40; v++)
+        d9_topk_offer(&k, v, &v);
+    d9_topk_sort(&k);
+    static const uint64_t want[D9_TOPK_MAX] = {102, 101, 100, 49, 48, 47, 46, 45, 44, 43};
+    for (size_t i = 0; i < k.n; i++)
+        ck_assert_uint_eq(items[i], want[i]);
+}
+END_TEST
+
+/* A wake is matched once its ts is over: a park stamped with the same ns
+ * counts as before it, whether the wake was the last of its thread's run
+ * of events or followed by more of its own at that ns. */
+START_TEST(wake_matched_after_its_ts)
+{
+    static struct trace t;
+    t.n = 0;
+    wake(&t, 10, 5000, D9_CALL_COND_SIGNAL, 0x4000, 0);
+    park(&t, 11, 5000, D9_CALL_COND_WAIT, 0x4000); /* sorts after the wake */
+    unpark(&t, 11, 5600, D9_CALL_COND_WAIT);
+    wake(&t, 10, 7000, D9_CALL_COND_SIGNAL, 0x5000, 0);
+    wake(&t, 10, 7000, D9_CALL_COND_SIGNAL, 0x5000, 0);
+    park(&t, 11, 7000, D9_CALL_COND_WAIT, 0x5000);
+    unpark(&t, 11, 7300, D9_CALL_COND_WAIT);
+    wake(&t, 10, 8000, D9_CALL_COND_SIGNAL, 0x6000, 0); /* followed by its own later event: matched at once */
+    wake(&t, 10, 8100, D9_CALL_COND_SIGNAL, 0x7000, 0);
+    park(&t, 11, 8200, D9_CALL_COND_WAIT, 0x6000);       /* after the wake: not its wake */
+    unpark(&t, 11, 8300, D9_CALL_COND_WAIT);
+    struct d9_model m;
+    struct d9_summary s;
+    load(&t, &m, &s);
+    const struct d9_wake *k = match_at(&m, &s, 5000);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(k->wakee_tid, 11);
+    ck_assert_uint_eq(k->latency_ns, 600);
+    k = match_at(&m, &s, 7000);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(k->latency_ns, 300);
+    ck_assert_ptr_null(match_at(&m, &s, 8000));
+    ck_assert_uint_eq(s.nwakes, 2);
+    ck_assert_uint_eq(thread(&s, 10)->wakes_sent, 5);
+    ck_assert_uint_eq(thread(&s, 11)->wakes_received, 2);
+    unload(&m, &s);
 }
 END_TEST
 
@@ -498,6 +543,7 @@ D9_SUITE(decoder_analysis)
     tcase_add_test(tc, verdict_thresholds);
     tcase_add_test(tc, parse_thresholds);
     tcase_add_test(tc, topk_and_percentiles);
+    tcase_add_test(tc, wake_matched_after_its_ts);
     tcase_add_test(tc, tokio_workers_and_blocking_pool_share_a_name);
     suite_add_tcase(s, tc);
     return s;
