@@ -107,15 +107,22 @@ int d9_decode_block(struct d9_seg *seg, struct d9_inflater *z, const struct d9_b
                     d9_event_fn fn, void *ctx);
 
 /* Where d9_decode_block_into puts the events: appended to ev[] (grown
- * with realloc), written in place rather than handed out one by one. After
- * each chunk, chunk(ctx, from) is called: ev[from..n) are that chunk's, one
- * thread's in decode order. Its non-zero return stops decoding. */
+ * with realloc), written in place rather than handed out one by one.
+ * names counts the THREAD_NAME events appended. After each chunk,
+ * chunk(ctx, from, back) is called: ev[from..n) are that chunk's, one
+ * thread's in decode order, which is ts order unless back is set (a delta
+ * wrapped: only a damaged chunk's time goes back). Its non-zero return
+ * stops decoding. */
 struct d9_sink {
     struct d9_event *ev;
     size_t n, cap;
-    int (*chunk)(void *ctx, size_t from);
+    size_t names;
+    int (*chunk)(void *ctx, size_t from, int back);
     void *ctx;
 };
+
+/* Room for n more events in k. 0, -1 out of memory. */
+int d9_sink_reserve(struct d9_sink *k, size_t n);
 
 /* d9_decode_block with the events appended to sink (the bytes of ev[i].name
  * past name_len are left as they were). Returns 0, chunk's non-zero

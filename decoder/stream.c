@@ -130,7 +130,7 @@ static int take(struct d9_stream *s)
     s->next++;
     if (!d)
         return -1;
-    for (size_t i = 0; d->names && i < d->out.n; i++)
+    for (size_t i = 0; d->out.names && i < d->out.n; i++)
         if (d->out.ev[i].type == D9_EV_THREAD_NAME && d9_model_note_name(s->m, &d->out.ev[i]) < 0)
             return -1;
     if (!d->out.n) {

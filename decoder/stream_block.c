@@ -1,6 +1,6 @@
 /* stream_block.c - one indexed block read (pread) and decoded into a
- * dblock: its events in file order with their merge keys, cut in runs of
- * one thread in ts order (what the merge needs). Decoded blocks are recycled through a small pool
+ * dblock: its events in file order, cut in runs of one thread in ts order
+ * (what the merge needs). Decoded blocks are recycled through a small pool
  * so their arrays are reused rather than faulted in per block. */
 #include <errno.h>
 #include <stddef.h>
@@ -11,35 +11,20 @@
 #include "stream_int.h"
 #include "vec.h"
 
-/* After each chunk the reader wrote into d->out: the chunk's merge keys,
- * and its runs (a new one where the thread changes or time goes back). The
- * last key is kept in registers: read back from the array, each event
- * waited on the store before it. */
-static int chunk_keys(void *ctx, size_t from)
+/* After each chunk the reader wrote into d->out:
+ * its runs, one thread's in ts order: one from the chunk's start, and where
+ * time goes back when the reader saw it do so. */
+static int chunk_runs(void *ctx, size_t from, int back)
 {
     struct dblock *d = ctx;
     const struct d9_event *ev = d->out.ev;
-    size_t n = d->out.n;
-    if (d->key_cap < n) {
-        struct dkey *key = realloc(d->key, d->out.cap * sizeof(*key));
-        if (!key)
-            return -1;
-        d->key = key;
-        d->key_cap = d->out.cap;
-    }
-    struct dkey last = from ? d->key[from - 1] : (struct dkey){0, 0};
-    size_t names = 0;
-    for (size_t i = from; i < n; i++) {
-        struct dkey k = {ev[i].ts, (uint64_t)ev[i].pid << 32 | ev[i].tid};
-        if (!i || (uint32_t)k.who != (uint32_t)last.who || k.ts < last.ts) {
+    for (size_t i = from; i < d->out.n; i++)
+        if (i == from || (back && ev[i].ts < ev[i - 1].ts)) {
             if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
                 return -1;
             d->run[d->nrun++] = i;
-        }
-        d->key[i] = last = k;
-        names += ev[i].type == D9_EV_THREAD_NAME;
-    }
-    d->names += names;
+        } else if (!back)
+            break;
     return 0;
 }
 
@@ -48,7 +33,6 @@ void d9s_block_free(struct dblock *d)
     if (!d)
         return;
     free(d->out.ev);
-    free(d->key);
     free(d->run);
     free(d);
 }
@@ -61,7 +45,7 @@ struct dblock *d9s_block_get(struct d9_stream *s)
     if (!d)
         d = calloc(1, sizeof(*d));
     if (d)
-        d->out.n = d->nrun = d->live = d->names = 0;
+        d->out.n = d->out.names = d->nrun = d->live = 0;
     return d;
 }
 
@@ -110,19 +94,14 @@ int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d)
     }
     /* The header's count, when believable (an event takes at least 2 raw
      * bytes): one allocation. A lie only means growing as it decodes. */
-    if (d->out.cap < b->ref.events && b->ref.events <= b->ref.raw_len / 2) {
-        struct d9_event *ev = realloc(d->out.ev, b->ref.events * sizeof(*ev));
-        if (ev) {
-            d->out.ev = ev;
-            d->out.cap = b->ref.events;
-        }
-    }
+    if (b->ref.events <= b->ref.raw_len / 2)
+        (void)d9_sink_reserve(&d->out, b->ref.events); /* out of memory: found again as it decodes */
     d->order = (uint64_t)b->file << 40 | (uint64_t)(b->ref.index & 0xffffff) << 16;
     if (got < n || d9_crc32c(0, s->buf, n) != b->ref.crc) { /* changed since it was indexed */
         d9_seg_block_lost(seg, &b->ref, got < n ? "block unreadable" : "payload changed since it was indexed");
         return 0;
     }
-    d->out.chunk = chunk_keys;
+    d->out.chunk = chunk_runs;
     d->out.ctx = d;
     int rc = d9_decode_block_into(seg, s->z, &b->ref, s->buf, &d->out);
     return rc < 0 ? -1 : 0;

@@ -31,32 +31,25 @@ struct sblock {
     uint32_t file;
 };
 
-/* An event's merge key, kept apart from the events so the merge reads 16
- * bytes per event, not the event's 80 (memory traffic is the cost). */
-struct dkey {
-    uint64_t ts, who; /* who: pid << 32 | tid */
-};
-
-/* A decoded block: its events in file order, cut in runs (chunks). */
+/* A decoded block: its events in file order, cut in runs (chunks). The
+ * merge reads each event's ts where it is: the caller reads the same
+ * lines next. (A ts array beside the events, read instead, cost the decode
+ * thread, whose time goes into writing events out, 8 more bytes an event.) */
 struct dblock {
     struct d9_sink out; /* the events, decoded in place */
-    struct dkey *key;   /* key[i]: of out.ev[i] */
-    size_t key_cap;
-    size_t *run; /* run starts */
+    size_t *run;        /* run starts */
     size_t nrun, run_cap;
     size_t live;    /* runs not yet merged out */
-    size_t names;   /* THREAD_NAME events in it */
     uint64_t order; /* input order of the block: file, slot */
 };
 
 /* A run of one block: one thread's events in ts order. Its next event's
- * sort key is held here, read from the block's keys: the merge compares
- * without touching the events. */
+ * sort key is held here: the heap compares without touching the events. */
 struct run {
-    uint64_t ts, who; /* of *ev */
-    uint64_t order;   /* input order: file, block slot, chunk */
+    uint64_t ts;    /* of *ev */
+    uint64_t who;   /* pid << 32 | tid, of every event of the run */
+    uint64_t order; /* input order: file, block slot, chunk */
     const struct d9_event *ev, *end;
-    const struct dkey *key; /* of *ev */
     struct dblock *blk;
 };
 
@@ -160,12 +153,12 @@ static inline size_t d9s_merge_span(struct d9_stream *s, uint64_t bound, const s
     const struct run *y = s->nheap < 2 ? NULL : s->nheap > 2 && run_less(&h[2], &h[1]) ? &h[2] : &h[1];
     uint64_t fast = y && y->ts < bound ? y->ts : bound; /* a key below it is in */
     size_t n = 1, left = (size_t)(x.end - x.ev);
-    for (const struct dkey *k = x.key + 1; n < left; k++, n++) {
+    for (const struct d9_event *k = x.ev + 1; n < left; k++, n++) {
         if (k->ts < fast)
             continue;
         if (k->ts >= bound || !y || k->ts > y->ts)
             break;
-        struct run z = {.ts = k->ts, .who = k->who, .order = x.order};
+        struct run z = {.ts = k->ts, .who = x.who, .order = x.order};
         if (!run_less(&z, y))
             break;
     }
@@ -178,9 +171,7 @@ static inline size_t d9s_merge_span(struct d9_stream *s, uint64_t bound, const s
             return n;
         x = h[s->nheap];
     } else {
-        x.key += n;
-        x.ts = x.key->ts;
-        x.who = x.key->who;
+        x.ts = x.ev->ts;
     }
     sift_down(h, s->nheap, x);
     return n;

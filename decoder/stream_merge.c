@@ -1,7 +1,7 @@
 /* stream_merge.c - the k-way merge of the decoded blocks' runs through a
- * heap ordered by (ts, pid, tid, input order). The keys come from the
- * blocks' key arrays (16 bytes per event): the merge reads no event, so the
- * events' memory is touched once, by the caller. */
+ * heap ordered by (ts, pid, tid, input order). Each run's next key is
+ * held in the heap; a span reads the ts of the events it hands out, which
+ * the caller reads next. */
 #include "stream_int.h"
 #include "vec.h"
 
@@ -20,8 +20,9 @@ int d9s_merge_add(struct d9_stream *s, struct dblock *d)
 {
     for (size_t i = 0; i < d->nrun; i++) {
         size_t at = d->run[i], end = i + 1 < d->nrun ? d->run[i + 1] : d->out.n;
-        struct run r = {d->key[at].ts, d->key[at].who, d->order | (i < 0xffff ? i : 0xffff), &d->out.ev[at],
-                        &d->out.ev[end], &d->key[at], d};
+        const struct d9_event *e = &d->out.ev[at];
+        struct run r = {e->ts, (uint64_t)e->pid << 32 | e->tid, d->order | (i < 0xffff ? i : 0xffff), e,
+                        &d->out.ev[end], d};
         if (heap_push(s, r) < 0)
             return -1; /* runs already pushed keep d alive: recycled by d9s_merge_drop */
         d->live++;

@@ -92,10 +92,13 @@ struct into {
     struct d9_sink out;
 };
 
-static int chunk_seen(void *ctx, size_t from)
+/* A chunk said not to go back is in ts order (the merge's runs rely on it). */
+static int chunk_seen(void *ctx, size_t from, int back)
 {
     struct into *t = ctx;
     ck_assert_uint_lt(from, t->out.n);
+    for (size_t i = from + 1; !back && i < t->out.n; i++)
+        ck_assert_uint_ge(t->out.ev[i].ts, t->out.ev[i - 1].ts);
     return 0;
 }
 
@@ -134,6 +137,10 @@ static void same_into(const uint8_t *buf, size_t len, const struct d9_seg *want,
     ck_assert_uint_eq(seg.nproblems, want->nproblems);
     for (uint32_t i = 0; i < seg.nproblems && i < D9_MAX_PROBLEMS; i++)
         ck_assert_str_eq(seg.problems[i].reason, want->problems[i].reason);
+    size_t names = 0;
+    for (size_t i = 0; i < t.out.n; i++)
+        names += t.out.ev[i].type == D9_EV_THREAD_NAME;
+    ck_assert_uint_eq(t.out.names, names);
     for (size_t i = 0; k && i < k->n; i++)
         same_event(&t.out.ev[i], &k->ev[i]);
     free(t.out.ev);
@@ -391,8 +398,8 @@ static size_t payload_v2(uint8_t *raw, int no_entry, uint32_t version)
 }
 
 /* A hand-made segment of the given version: the built-in schema plus
- * type 20 (kinds ub), then one block of raw[0..rlen) said to hold 3 events. */
-static size_t handmade_seg(uint8_t *out, size_t cap, uint32_t version, uint8_t *raw, size_t rlen)
+ * type 20 (kinds ub), then one block of raw[0..rlen) said to hold events. */
+static size_t handmade_block(uint8_t *out, size_t cap, uint32_t version, uint8_t *raw, size_t rlen, uint32_t events)
 {
     uint8_t tlv[256];
     size_t n = 0;
@@ -422,10 +429,15 @@ static size_t handmade_seg(uint8_t *out, size_t cap, uint32_t version, uint8_t *
     memcpy(out + o, &hl, 4), o += 4;
     memcpy(out + o, tlv, n), o += n;
 
-    struct d9_enc e = {.buf = raw, .cap = rlen, .len = rlen, .events = 3, .first_ts = 1000, .last_ts = 1012};
+    struct d9_enc e = {.buf = raw, .cap = rlen, .len = rlen, .events = events, .first_ts = 1000, .last_ts = 1012};
     size_t b = d9_block_build(&e, out + o, cap - o);
     ck_assert_uint_gt(b, 0);
     return o + b;
+}
+
+static size_t handmade_seg(uint8_t *out, size_t cap, uint32_t version, uint8_t *raw, size_t rlen)
+{
+    return handmade_block(out, cap, version, raw, rlen, 3);
 }
 
 static size_t handmade(uint8_t *out, size_t cap, uint32_t version, int no_entry)
@@ -437,19 +449,20 @@ static size_t handmade(uint8_t *out, size_t cap, uint32_t version, int no_entry)
 
 /* A version 3 chunk of 3 parks on futex, their targets an 'r' column:
  * codes (code, value...) as given; the other columns plain. */
-static size_t recent_seg(uint8_t *buf, size_t cap, const uint8_t *codes, size_t ncodes)
+static size_t recent_seg(uint8_t *buf, size_t cap, size_t n, const uint8_t *codes, size_t ncodes)
 {
-    uint8_t raw[64];
+    uint8_t raw[512];
     size_t r = 0;
-    raw[r++] = 9, raw[r++] = 0, raw[r++] = 3;                   /* tid 9, base_ts 0, 3 events */
-    raw[r++] = D9_EV_PARK, raw[r++] = D9_EV_PARK, raw[r++] = D9_EV_PARK;
-    raw[r++] = 1, raw[r++] = 1, raw[r++] = 1;                   /* ts deltas */
-    for (int i = 0; i < 3; i++)
-        raw[r++] = D9_CALL_FUTEX;                               /* calls */
-    memcpy(raw + r, codes, ncodes), r += ncodes;                /* targets */
-    raw[r++] = 1, raw[r++] = 1, raw[r++] = 1;                   /* timeouts -1 */
+    ck_assert_uint_lt(n, 128);
+    ck_assert_uint_le(4 * n + ncodes + 4, sizeof(raw));
+    raw[r++] = 9, raw[r++] = 0, raw[r++] = (uint8_t)n; /* tid 9, base_ts 0, n events */
+    memset(raw + r, D9_EV_PARK, n), r += n;
+    memset(raw + r, 1, n), r += n;             /* ts deltas */
+    memset(raw + r, D9_CALL_FUTEX, n), r += n; /* calls */
+    memcpy(raw + r, codes, ncodes), r += ncodes; /* targets */
+    memset(raw + r, 1, n), r += n;             /* timeouts -1 */
     raw[r++] = 0;
-    return handmade_seg(buf, cap, 3, raw, r);
+    return handmade_block(buf, cap, 3, raw, r, (uint32_t)n);
 }
 
 /* Kind 'r': 0 + value is a new value, n the n-th most recent one. */
@@ -459,7 +472,7 @@ START_TEST(recent_values_decode)
     struct d9_seg seg;
     static struct sink k;
     static const uint8_t ok[] = {0, 0x80, 0x01, 0, 5, 2}; /* 128, 5, then the 2nd most recent: 128 */
-    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), ok, sizeof(ok)), &seg, &k), 0);
+    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), 3, ok, sizeof(ok)), &seg, &k), 0);
     ck_assert_int_eq(seg.status, D9_SEG_OK);
     ck_assert_uint_eq(k.n, 3);
     ck_assert_uint_eq(k.ev[0].f[1], 128);
@@ -468,10 +481,31 @@ START_TEST(recent_values_decode)
     ck_assert_int_eq(k.ev[2].kinds[1], 'u'); /* consumers see an unsigned value */
     d9_seg_free(&seg);
     static const uint8_t bad_code[] = {0, 7, 1, 2}; /* 7, 7, then a 2nd recent value that is not there */
-    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), bad_code, sizeof(bad_code)), &seg, &k), 0);
+    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), 3, bad_code, sizeof(bad_code)), &seg, &k), 0);
     ck_assert_int_eq(seg.status, D9_SEG_DAMAGED);
     ck_assert_uint_eq(k.n, 0); /* a bad column: nothing of the chunk */
     ck_assert_ptr_nonnull(strstr(seg.problems[0].reason, "column of type"));
+    d9_seg_free(&seg);
+    /* Long runs (read eight at a time): the front value repeated, broken
+     * by a code 2 mid-run; one-byte deltas, calls and timeouts. */
+    static uint8_t runs[40];
+    size_t nc = 0;
+    runs[nc++] = 0, runs[nc++] = 0x80, runs[nc++] = 0x01; /* 128 */
+    runs[nc++] = 0, runs[nc++] = 5;                        /* 5 */
+    for (int i = 0; i < 9; i++)
+        runs[nc++] = 1;                                    /* 5 nine times */
+    runs[nc++] = 2;                                        /* 128 */
+    for (int i = 0; i < 17; i++)
+        runs[nc++] = 1;                                    /* 128 seventeen times */
+    ck_assert_int_eq(read_copy(buf, recent_seg(buf, sizeof(buf), 29, runs, nc), &seg, &k), 0);
+    ck_assert_int_eq(seg.status, D9_SEG_OK);
+    ck_assert_uint_eq(k.n, 29);
+    for (size_t i = 0; i < 29; i++) {
+        ck_assert_uint_eq(k.ev[i].ts, i + 1);
+        ck_assert_uint_eq(k.ev[i].f[0], D9_CALL_FUTEX);
+        ck_assert_uint_eq(k.ev[i].f[1], i == 0 || i >= 11 ? 128 : 5);
+        ck_assert_int_eq((int64_t)k.ev[i].f[2], -1);
+    }
     d9_seg_free(&seg);
 }
 END_TEST
