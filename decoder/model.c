@@ -48,7 +48,6 @@ int d9_model_add_event(void *model, const struct d9_event *ev)
         return -1;
     struct d9_event *e = &m->ev[m->nev++];
     *e = *ev;
-    e->seq = m->seq++;
     if (!thread_of(m, ev->pid, ev->tid))
         return -1;
     return ev->type == D9_EV_THREAD_NAME ? d9_model_note_name(m, ev) : 0;
@@ -133,22 +132,48 @@ int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
     return 0;
 }
 
+/* An event's sort key; at, its input position, is the tie-break: qsort
+ * is not stable, and events carry no sequence number (8 bytes more of
+ * each, written and read by every pass over a trace). */
+struct order {
+    uint64_t ts;
+    uint32_t pid, tid;
+    size_t at;
+};
+
 static int by_time(const void *a, const void *b)
 {
-    const struct d9_event *x = a, *y = b;
+    const struct order *x = a, *y = b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
+    return (x->at > y->at) - (x->at < y->at);
 }
 
-void d9_model_sort(struct d9_model *m)
+int d9_model_sort(struct d9_model *m)
 {
-    if (m->nev)
-        qsort(m->ev, m->nev, sizeof(*m->ev), by_time);
+    if (!m->nev)
+        return 0;
+    struct order *o = malloc(m->nev * sizeof(*o));
+    struct d9_event *ev = malloc(m->nev * sizeof(*ev));
+    if (!o || !ev) {
+        free(o);
+        free(ev);
+        return -1;
+    }
+    for (size_t i = 0; i < m->nev; i++)
+        o[i] = (struct order){m->ev[i].ts, m->ev[i].pid, m->ev[i].tid, i};
+    qsort(o, m->nev, sizeof(*o), by_time);
+    for (size_t i = 0; i < m->nev; i++)
+        ev[i] = m->ev[o[i].at];
+    free(o);
+    free(m->ev);
+    m->ev = ev;
+    m->ev_cap = m->nev;
+    return 0;
 }
 
 const struct d9_thread *d9_model_thread(const struct d9_model *m, uint32_t pid, uint32_t tid)

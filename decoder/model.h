@@ -38,7 +38,6 @@ struct d9_model {
     struct d9_proc *proc;
     size_t nproc, proc_cap;
     struct d9_map proc_idx; /* pid -> proc index */
-    uint64_t seq;           /* events added so far: the stable sort key */
 };
 
 /* A d9_event_fn: appends the event (and a THREAD_NAME's name). ctx is the model. */
@@ -56,8 +55,9 @@ typedef int (*d9_span_fn)(void *ctx, const struct d9_event *ev, size_t n);
 int d9_model_each_span(const struct d9_model *m, d9_span_fn fn, void *ctx);
 /* Records a segment header: process identity and the thread table. */
 int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg);
-/* Orders events by ts, then pid, tid, and input order. */
-void d9_model_sort(struct d9_model *m);
+/* Orders events by ts, then pid, tid, and input order. 0, -1 out of memory
+ * (the events left as they were). */
+int d9_model_sort(struct d9_model *m);
 /* Lookups; NULL when unknown. */
 const struct d9_thread *d9_model_thread(const struct d9_model *m, uint32_t pid, uint32_t tid);
 const struct d9_proc *d9_model_proc(const struct d9_model *m, uint32_t pid);

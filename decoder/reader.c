@@ -748,7 +748,6 @@ static int parse_chunk_columns(struct parse *ps, struct cursor *c, struct d9_eve
         for (uint64_t i = 0; i < n; i++) {
             ts += delta[i];
             back |= ts < delta[i];
-            dst[i].seq = 0;
             dst[i].pid = ev->pid;
             dst[i].tid = ev->tid;
             put_event(&dst[i], ps, col, i, ts);

@@ -15,7 +15,6 @@
 
 struct d9_event {
     uint64_t ts;   /* CLOCK_MONOTONIC ns */
-    uint64_t seq;  /* decode order: the stable tie-break when sorting */
     uint32_t pid, tid;
     uint8_t type;
     uint8_t nfields;              /* fields held in f[] */

@@ -107,7 +107,7 @@ static void load(struct trace *t, struct d9_model *m, struct d9_summary *s)
     ck_assert_uint_eq(sg.events, t->n);
     ck_assert_int_eq(d9_model_add_header(m, &sg), 0);
     d9_seg_free(&sg);
-    d9_model_sort(m);
+    ck_assert_int_eq(d9_model_sort(m), 0);
     struct d9_analysis_opts o = {.wakelog = 1};
     ck_assert_int_eq(d9_analyse_opts(m, s, &o), 0);
 }

@@ -630,6 +630,27 @@ static const struct d9_tstats *stats_of(const struct d9_summary *s, uint32_t tid
     return NULL;
 }
 
+/* Events that tie on (ts, pid, tid) keep the order they were added in. */
+START_TEST(model_sort_keeps_ties_in_order)
+{
+    struct d9_model m = {0};
+    for (uint64_t i = 0; i < 40; i++) /* 8 ties of 5, added newest ts first */
+        add(&m, 7, 1000 - (i / 5) * 10, D9_EV_WAKE, D9_CALL_FUTEX, i, 1);
+    add(&m, 6, 930, D9_EV_WAKE, D9_CALL_FUTEX, 99, 1); /* sorts before tid 7's tie at 930 */
+    ck_assert_int_eq(d9_model_sort(&m), 0);
+    ck_assert_uint_eq(m.nev, 41);
+    ck_assert_uint_eq(m.ev[0].f[1], 99); /* (930, tid 6) first */
+    ck_assert_uint_eq(m.ev[1].f[1], 35);
+    for (size_t i = 1; i < m.nev; i++) {
+        const struct d9_event *a = &m.ev[i - 1], *b = &m.ev[i];
+        ck_assert(a->ts < b->ts || (a->ts == b->ts && a->tid <= b->tid));
+        if (a->ts == b->ts && a->tid == b->tid)
+            ck_assert_uint_lt(a->f[1], b->f[1]); /* input order */
+    }
+    d9_model_free(&m);
+}
+END_TEST
+
 START_TEST(wake_matching_and_roles)
 {
     struct d9_model m = {0};
@@ -653,7 +674,7 @@ START_TEST(wake_matching_and_roles)
     add(&m, 13, 610, D9_EV_UNPARK, D9_CALL_COND_WAIT, 0, 0);
     add(&m, 11, 700, D9_EV_DROP, 3, 0, 0);
     add(&m, 11, 710, D9_EV_POLL_NOWAIT, D9_CALL_POLL, 4, 0);
-    d9_model_sort(&m);
+    ck_assert_int_eq(d9_model_sort(&m), 0);
     for (size_t i = 1; i < m.nev; i++)
         ck_assert_uint_le(m.ev[i - 1].ts, m.ev[i].ts);
 
@@ -690,6 +711,7 @@ END_TEST
 D9_SUITE(decoder_model)
 {
     TCase *tc = tcase_create("analysis");
+    tcase_add_test(tc, model_sort_keeps_ties_in_order);
     tcase_add_test(tc, wake_matching_and_roles);
     suite_add_tcase(s, tc);
     return s;
