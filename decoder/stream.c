@@ -46,7 +46,9 @@ int d9_stream_open(struct d9_stream **out, struct d9_model *m, char *const *path
     s->passes = 1;
     s->tty = isatty(STDERR_FILENO);
     s->after_s = progress_after_s();
-    int rc = (s->z = d9_inflater_new()) ? d9s_index(s, paths, npaths) : -1;
+    s->dec[0].z = d9_inflater_new();
+    s->dec[1].z = d9_inflater_new();
+    int rc = s->dec[0].z && s->dec[1].z ? d9s_index(s, paths, npaths) : -1;
     clock_gettime(CLOCK_MONOTONIC, &s->start);
     return rc;
 }
@@ -186,13 +188,15 @@ void d9_stream_close(struct d9_stream *s)
         free(s->f[i].path);
         d9_seg_free(&s->f[i].seg);
     }
-    d9_inflater_free(s->z);
+    for (int i = 0; i < 2; i++) {
+        d9_inflater_free(s->dec[i].z);
+        free(s->dec[i].buf);
+    }
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->cv);
     free(s->f);
     free(s->b);
     free(s->heap);
-    free(s->buf);
     free(s);
 }

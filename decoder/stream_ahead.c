@@ -1,38 +1,52 @@
-/* stream_ahead.c - the decode-ahead thread: during a pass it decodes the
- * blocks in first_ts order into a queue of QUEUE decoded blocks, which the
- * merge takes in that order. It owns the inflater, the read buffer and the
- * files' d9_seg during a pass (the caller reads them only after joining it). */
+/* stream_ahead.c - decoding blocks ahead of the merge: during a pass the
+ * decode-ahead thread and the caller (in d9s_ahead_take, instead of
+ * waiting) claim blocks in first_ts order, at most QUEUE past the last one
+ * the merge took, and decode each with their own decoder. The merge takes
+ * them in that order. */
+#include <stdint.h>
+
 #include "stream_int.h"
+
+/* Decodes block k with dec into its slot. Called and returns with s->mu
+ * held; released while decoding. */
+static void decode_one(struct d9_stream *s, size_t k, struct decoder *dec)
+{
+    pthread_mutex_unlock(&s->mu);
+    struct dblock *d = d9s_block_get(s);
+    if (d && d9s_decode(s, k, d, dec) < 0) {
+        d9s_block_free(d);
+        d = NULL;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->slot[k % QUEUE] = d;
+    s->ready[k % QUEUE] = 1;
+    s->bytes_done += s->b[k].ref.payload_len;
+    pthread_cond_broadcast(&s->cv);
+}
 
 static void *ahead_main(void *arg)
 {
     struct d9_stream *s = arg;
-    for (size_t k = 0; k < s->nb; k++) {
-        struct dblock *d = d9s_block_get(s);
-        int rc = d ? d9s_decode(s, k, d) : -1;
-        pthread_mutex_lock(&s->mu);
-        while (s->nq == QUEUE && !s->quit)
+    pthread_mutex_lock(&s->mu);
+    while (!s->quit && s->claim < s->nb) {
+        if (s->claim >= s->taken + QUEUE) {
             pthread_cond_wait(&s->cv, &s->mu);
-        int quit = s->quit;
-        if (!quit) {
-            s->q[(s->qhead + s->nq++) % QUEUE] = rc < 0 ? NULL : d; /* NULL: out of memory */
-            pthread_cond_broadcast(&s->cv);
+            continue;
         }
-        pthread_mutex_unlock(&s->mu);
-        if (quit || rc < 0) {
-            if (quit)
-                d9s_block_put(s, d);
-            else
-                d9s_block_free(d);
-            break;
-        }
+        size_t k = s->claim++;
+        decode_one(s, k, &s->dec[0]);
+        if (!s->slot[k % QUEUE])
+            break; /* out of memory: the merge finds the NULL */
     }
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }
 
 int d9s_ahead_start(struct d9_stream *s)
 {
-    s->qhead = s->nq = 0;
+    for (size_t i = 0; i < QUEUE; i++)
+        s->ready[i] = 0;
+    s->claim = s->taken = 0;
     s->quit = 0;
     if (pthread_create(&s->th, NULL, ahead_main, s) != 0)
         return -1;
@@ -50,19 +64,28 @@ void d9s_ahead_stop(struct d9_stream *s)
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->th, NULL);
     s->running = 0;
-    for (; s->nq; s->nq--, s->qhead = (s->qhead + 1) % QUEUE)
-        d9s_block_put(s, s->q[s->qhead]);
+    for (size_t i = 0; i < QUEUE; i++)
+        if (s->ready[i]) {
+            d9s_block_put(s, s->slot[i]);
+            s->ready[i] = 0;
+        }
 }
 
 struct dblock *d9s_ahead_take(struct d9_stream *s)
 {
     pthread_mutex_lock(&s->mu);
-    while (!s->nq)
-        pthread_cond_wait(&s->cv, &s->mu);
-    struct dblock *d = s->q[s->qhead];
-    s->qhead = (s->qhead + 1) % QUEUE;
-    s->nq--;
+    size_t k = s->taken;
+    while (!s->ready[k % QUEUE]) {
+        if (s->claim < s->nb && s->claim < k + QUEUE)
+            decode_one(s, s->claim++, &s->dec[1]);
+        else
+            pthread_cond_wait(&s->cv, &s->mu);
+    }
+    struct dblock *d = s->slot[k % QUEUE];
+    s->ready[k % QUEUE] = 0;
+    s->taken = k + 1;
     pthread_cond_broadcast(&s->cv);
+    d9s_progress(s);
     pthread_mutex_unlock(&s->mu);
     return d;
 }

@@ -62,47 +62,66 @@ void d9s_block_put(struct d9_stream *s, struct dblock *d)
         d9s_block_free(d);
 }
 
-/* On the first pass damage goes to the file's report; later passes decode
- * quietly. */
-int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d)
+/* The outcome of decoding a block, from was to now (copies of a file's
+ * d9_seg), added to f (which the other thread may have changed since). */
+static void seg_apply(struct d9_seg *f, const struct d9_seg *was, const struct d9_seg *now)
+{
+    f->blocks += now->blocks - was->blocks;
+    f->events += now->events - was->events;
+    f->skipped += now->skipped - was->skipped;
+    for (uint32_t i = was->nproblems; i < now->nproblems; i++, f->nproblems++)
+        if (f->nproblems < D9_MAX_PROBLEMS && i < D9_MAX_PROBLEMS)
+            f->problems[f->nproblems] = now->problems[i];
+    if (now->status > f->status)
+        f->status = now->status;
+}
+
+/* Decoded into a copy of the file's d9_seg (the other thread may decode
+ * another block of the file); on the first pass its damage then goes to
+ * the file's report, later passes decode quietly. */
+int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d, struct decoder *dec)
 {
     const struct sblock *b = &s->b[k];
     struct sfile *f = &s->f[b->file];
     size_t n = b->ref.payload_len;
-    s->bytes_done += n;
-    d9s_progress(s);
-    if (s->buf_cap < n + 1) {
-        uint8_t *p = realloc(s->buf, n + 1);
+    if (dec->buf_cap < n + 1) {
+        uint8_t *p = realloc(dec->buf, n + 1);
         if (!p)
             return -1;
-        s->buf = p;
-        s->buf_cap = n + 1;
+        dec->buf = p;
+        dec->buf_cap = n + 1;
     }
     size_t got = 0;
     while (got < n) {
-        ssize_t r = pread(f->fd, s->buf + got, n - got, (off_t)(b->ref.off + D9_BLOCK_HEADER_SIZE + got));
+        ssize_t r = pread(f->fd, dec->buf + got, n - got, (off_t)(b->ref.off + D9_BLOCK_HEADER_SIZE + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
         got += (size_t)r;
     }
-    struct d9_seg quiet, *seg = &f->seg;
-    if (s->pass > 0) {
-        quiet = f->seg; /* shallow: only counts and problems change */
-        seg = &quiet;
-    }
+    struct d9_seg was, now;
+    pthread_mutex_lock(&s->mu);
+    was = f->seg; /* shallow: only counts and problems change */
+    pthread_mutex_unlock(&s->mu);
+    now = was;
     /* The header's count, when believable (an event takes at least 2 raw
      * bytes): one allocation. A lie only means growing as it decodes. */
     if (b->ref.events <= b->ref.raw_len / 2)
         (void)d9_sink_reserve(&d->out, b->ref.events); /* out of memory: found again as it decodes */
     d->order = (uint64_t)b->file << 40 | (uint64_t)(b->ref.index & 0xffffff) << 16;
-    if (got < n || d9_crc32c(0, s->buf, n) != b->ref.crc) { /* changed since it was indexed */
-        d9_seg_block_lost(seg, &b->ref, got < n ? "block unreadable" : "payload changed since it was indexed");
-        return 0;
+    int rc = 0;
+    if (got < n || d9_crc32c(0, dec->buf, n) != b->ref.crc) /* changed since it was indexed */
+        d9_seg_block_lost(&now, &b->ref, got < n ? "block unreadable" : "payload changed since it was indexed");
+    else {
+        d->out.chunk = chunk_runs;
+        d->out.ctx = d;
+        rc = d9_decode_block_into(&now, dec->z, &b->ref, dec->buf, &d->out) < 0 ? -1 : 0;
     }
-    d->out.chunk = chunk_runs;
-    d->out.ctx = d;
-    int rc = d9_decode_block_into(seg, s->z, &b->ref, s->buf, &d->out);
-    return rc < 0 ? -1 : 0;
+    if (s->pass == 0) {
+        pthread_mutex_lock(&s->mu);
+        seg_apply(&f->seg, &was, &now);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return rc;
 }

@@ -1,11 +1,12 @@
 /* stream_int.h - the parts of a d9_stream (stream.h), shared by its files:
  * stream.c (the public calls, passes, progress), stream_index.c (opening:
  * headers and the block index), stream_block.c (reading and decoding one
- * block), stream_ahead.c (a second thread decoding blocks ahead) and
- * stream_merge.c (the heap merge, on the caller's thread). The split of the
- * work between the two threads is by measure: decoding a block (inflate,
- * parse, fill the events) costs about as much per event as merging plus a
- * summary's analysis. */
+ * block), stream_ahead.c (decoding blocks ahead of the merge, on a second
+ * thread and on the caller's while it would wait) and stream_merge.c (the
+ * heap merge, on the caller's thread). Writing out a block's events is
+ * most of a decode; the merge and a summary's analysis cost less, so the
+ * caller decodes the blocks it would otherwise wait for and the two
+ * threads stay busy. */
 #ifndef DIAL9_DECODER_STREAM_INT_H
 #define DIAL9_DECODER_STREAM_INT_H
 
@@ -17,7 +18,7 @@
 #include "stream.h"
 
 #define POOL 8  /* decoded blocks kept for reuse: no page faults per block */
-#define QUEUE 2 /* decoded blocks the decode-ahead thread may be ahead of the merge */
+#define QUEUE 3 /* blocks decoded, or being decoded, ahead of the merge */
 
 struct sfile {
     char *path;
@@ -53,6 +54,13 @@ struct run {
     struct dblock *blk;
 };
 
+/* What a thread decoding blocks owns: one for each of the two. */
+struct decoder {
+    struct d9_inflater *z;
+    uint8_t *buf; /* a block's payload, read */
+    size_t buf_cap;
+};
+
 struct d9_stream {
     struct d9_model *m;
     int *bad;
@@ -60,9 +68,7 @@ struct d9_stream {
     size_t nf;
     struct sblock *b; /* the block index, in first_ts order */
     size_t nb, b_cap;
-    struct d9_inflater *z;
-    uint8_t *buf;
-    size_t buf_cap;
+    struct decoder dec[2]; /* [0] the decode-ahead thread's, [1] the caller's */
     int pass, passes;
     /* Recycled blocks (their arrays reused), shared by both threads. */
     pthread_mutex_t pool_mu;
@@ -73,12 +79,16 @@ struct d9_stream {
     size_t nheap, heap_cap;
     size_t next;         /* the first block of the pass not taken yet */
     struct dblock *done; /* recycled on the next call: its last event is out */
-    /* The decode-ahead thread of the pass; mu guards q, qhead, nq, quit. */
+    /* The decoding of a pass; mu guards slot, ready, claim, taken, quit,
+     * bytes_done and the files' d9_seg outcome while the thread runs. Block
+     * k goes to slot[k % QUEUE]; no block past taken + QUEUE is claimed. */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct dblock *q[QUEUE];
-    size_t qhead, nq;
+    struct dblock *slot[QUEUE]; /* NULL once ready: out of memory */
+    uint8_t ready[QUEUE];
+    size_t claim; /* the next block nobody decodes yet */
+    size_t taken; /* blocks the merge took */
     int quit, running;
     /* progress */
     uint64_t bytes_total, bytes_done;
@@ -96,12 +106,15 @@ void d9s_report(struct d9_stream *s, struct sfile *f);
 struct dblock *d9s_block_get(struct d9_stream *s);
 void d9s_block_put(struct d9_stream *s, struct dblock *d);
 void d9s_block_free(struct dblock *d);
-/* Reads and decodes s->b[k] into d (d->out.n 0: nothing usable). 0, -1 out of memory. */
-int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d);
+/* Reads and decodes s->b[k] into d with dec (d->out.n 0: nothing usable),
+ * s->mu not held: damage goes to the file's d9_seg under it. 0, -1 out of
+ * memory. */
+int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d, struct decoder *dec);
 
-/* stream_ahead.c: the decode-ahead thread of a pass: start, stop (blocks
- * decoded but not taken are recycled), and the next decoded block in index
- * order (waits for it; NULL out of memory). */
+/* stream_ahead.c: the decoding of a pass: start (the decode-ahead
+ * thread), stop (blocks decoded but not taken are recycled), and the next
+ * decoded block in index order (decoded by the caller, or waited for;
+ * NULL out of memory). */
 int d9s_ahead_start(struct d9_stream *s);
 void d9s_ahead_stop(struct d9_stream *s);
 struct dblock *d9s_ahead_take(struct d9_stream *s);
@@ -177,7 +190,7 @@ static inline size_t d9s_merge_span(struct d9_stream *s, uint64_t bound, const s
     return n;
 }
 
-/* stream.c: progress on stderr (from the decode-ahead thread too). */
+/* stream.c: progress on stderr (the caller's thread, s->mu held). */
 void d9s_progress(struct d9_stream *s);
 
 #endif
