@@ -3,12 +3,13 @@
  * the model: processes, thread tables) and indexes its blocks (scan of the
  * block headers and payload crcs, resync on damage; the file's pages are
  * dropped as the scan passes). A pass then decodes blocks lazily in
- * first_ts order (pread of one block at a time, on a second thread a few
- * blocks ahead): a block is taken when the merge point reaches its
+ * first_ts order (pread of one block at a time, up to three blocks ahead
+ * of the merge: on a second thread, and on the caller's when it would
+ * otherwise wait): a block is taken when the merge point reaches its
  * first_ts, and its events are merged through a heap of per-thread runs
- * ordered by (ts, pid, tid, input order). Memory:
- * the index (one entry per block) plus the events of the blocks that
- * overlap the merge point in time (about writer flush interval x rate),
+ * ordered by (ts, pid, tid, input order). Memory: the index (one entry per
+ * block) plus the events of the blocks that overlap the merge point in
+ * time (about writer flush interval x rate) and of those decoded ahead,
  * not the trace length. Each pass decodes again. */
 #ifndef DIAL9_DECODER_STREAM_H
 #define DIAL9_DECODER_STREAM_H
