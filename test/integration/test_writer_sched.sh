@@ -2,7 +2,8 @@
 # test_writer_sched.sh - the writer thread is never real-time. It inherits
 # the policy of the thread that starts it; under a SCHED_FIFO or SCHED_RR
 # host it must drop to SCHED_OTHER, while the host's own thread keeps its
-# policy and priority. Ground truth: the policy and rt_priority fields
+# policy and priority. Under SCHED_DEADLINE it cannot start at all: the
+# agent says so once and the host runs on. Ground truth: the policy and rt_priority fields
 # (41 and 40) of /proc/PID/task/TID/stat, as the kernel reports them.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -34,4 +35,19 @@ for flag in -f -r; do
     dir=$(d9_sealed_dir "$D9_TMP/t$flag" "$pid") || exit 1
     d9_log "chrt $flag: writer SCHED_OTHER, host policy $want priority 10, trace sealed in $dir"
 done
+
+# SCHED_DEADLINE: the kernel lets no such thread create threads (clone
+# fails with EAGAIN), so the writer cannot start: one stderr line, nothing
+# recorded, and the host runs and exits as it would without the agent.
+dl=(chrt -d --sched-runtime 5000000 --sched-deadline 10000000 --sched-period 10000000 0)
+if why=$("${dl[@]}" true 2>&1); then
+    rc=0
+    out=$(LD_PRELOAD=$D9_AGENT DIAL9_DIR="$D9_TMP/dl" "${dl[@]}" sh -c 'exit 3' 2>&1) || rc=$?
+    [ "$rc" -eq 3 ] || d9_fail "chrt -d: sh -c 'exit 3' exited $rc under the agent: $out"
+    n=$(grep -c "cannot start the writer thread.*not recording" <<<"$out" || true)
+    [ "$n" -eq 1 ] || d9_fail "chrt -d: want one 'cannot start the writer thread ... not recording' line, got $n: $out"
+    d9_log "chrt -d: the writer is refused, one line said so, the host exited 3 as asked"
+else
+    d9_log "SCHED_DEADLINE is not allowed here, its case not checked: $why"
+fi
 echo "PASS"
