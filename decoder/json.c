@@ -4,18 +4,25 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* Runs of characters that need no escape go out in one fwrite: a call
+ * per character (each taking stdio's lock: the decoder has two threads)
+ * was a quarter of `events --json`. */
 void d9_json_str(FILE *out, const char *s, size_t n)
 {
     fputc('"', out);
+    size_t plain = 0; /* the start of the run not written yet */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c != '"' && c != '\\' && c >= 0x20 && c < 0x7f)
+            continue;
+        fwrite(s + plain, 1, i - plain, out);
         if (c == '"' || c == '\\')
             fprintf(out, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            fprintf(out, "\\u%04x", c);
         else
-            fputc(c, out);
+            fprintf(out, "\\u%04x", c);
+        plain = i + 1;
     }
+    fwrite(s + plain, 1, n - plain, out);
     fputc('"', out);
 }
 

@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "encode.h"
+#include "json.h"
 #include "model.h"
 #include "reader.h"
 #include "unit.h"
@@ -790,12 +791,31 @@ START_TEST(stream_passes_over_many_blocks)
 }
 END_TEST
 
+/* JSON strings: plain runs as they are, quotes and backslashes escaped,
+ * control and non-ASCII bytes as \u00XX, the length given (NULs kept). */
+START_TEST(json_strings_escaped)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    static const char in[] = "plain \"q\" back\\slash\x01\x7f\xc3\xa9\0end";
+    d9_json_str(f, in, sizeof(in) - 1);
+    d9_json_str(f, "", 0);
+    d9_json_str(f, "\"", 1);
+    fclose(f);
+    ck_assert_str_eq(buf, "\"plain \\\"q\\\" back\\\\slash\\u0001\\u007f\\u00c3\\u00a9\\u0000end\"\"\"\"\\\"\"");
+    free(buf);
+}
+END_TEST
+
 D9_SUITE(decoder_model)
 {
     TCase *tc = tcase_create("analysis");
     tcase_add_test(tc, model_sort_keeps_ties_in_order);
     tcase_add_test(tc, wake_matching_and_roles);
     tcase_add_test(tc, stream_passes_over_many_blocks);
+    tcase_add_test(tc, json_strings_escaped);
     suite_add_tcase(s, tc);
     return s;
 }
