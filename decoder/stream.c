@@ -128,8 +128,7 @@ static int take(struct d9_stream *s)
 {
     if (!s->running && d9s_ahead_start(s) < 0)
         return -1;
-    struct dblock *d = d9s_ahead_take(s);
-    s->next++;
+    struct dblock *d = d9s_ahead_take(s); /* s->next moves on */
     if (!d)
         return -1;
     for (size_t i = 0; d->out.names && i < d->out.n; i++)

@@ -29,7 +29,7 @@ static void *ahead_main(void *arg)
     struct d9_stream *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->quit && s->claim < s->nb) {
-        if (s->claim >= s->taken + QUEUE) {
+        if (s->claim >= s->next + QUEUE) {
             pthread_cond_wait(&s->cv, &s->mu);
             continue;
         }
@@ -46,7 +46,7 @@ int d9s_ahead_start(struct d9_stream *s)
 {
     for (size_t i = 0; i < QUEUE; i++)
         s->ready[i] = 0;
-    s->claim = s->taken = 0;
+    s->claim = 0; /* s->next is 0: the pass starts */
     s->quit = 0;
     if (pthread_create(&s->th, NULL, ahead_main, s) != 0)
         return -1;
@@ -74,7 +74,7 @@ void d9s_ahead_stop(struct d9_stream *s)
 struct dblock *d9s_ahead_take(struct d9_stream *s)
 {
     pthread_mutex_lock(&s->mu);
-    size_t k = s->taken;
+    size_t k = s->next;
     while (!s->ready[k % QUEUE]) {
         if (s->claim < s->nb && s->claim < k + QUEUE)
             decode_one(s, s->claim++, &s->dec[1]);
@@ -83,7 +83,7 @@ struct dblock *d9s_ahead_take(struct d9_stream *s)
     }
     struct dblock *d = s->slot[k % QUEUE];
     s->ready[k % QUEUE] = 0;
-    s->taken = k + 1;
+    s->next = k + 1;
     pthread_cond_broadcast(&s->cv);
     d9s_progress(s);
     pthread_mutex_unlock(&s->mu);

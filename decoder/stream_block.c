@@ -11,20 +11,26 @@
 #include "stream_int.h"
 #include "vec.h"
 
-/* After each chunk the reader wrote into d->out:
- * its runs, one thread's in ts order: one from the chunk's start, and where
- * time goes back when the reader saw it do so. */
+static int add_run(struct dblock *d, size_t at)
+{
+    if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
+        return -1;
+    d->run[d->nrun++] = at;
+    return 0;
+}
+
+/* After each chunk the reader wrote into d->out: its runs, one thread's
+ * in ts order. One from the chunk's start; more only where the reader saw
+ * time go back. */
 static int chunk_runs(void *ctx, size_t from, int back)
 {
     struct dblock *d = ctx;
     const struct d9_event *ev = d->out.ev;
-    for (size_t i = from; i < d->out.n; i++)
-        if (i == from || (back && ev[i].ts < ev[i - 1].ts)) {
-            if (d9_grow((void **)&d->run, &d->run_cap, d->nrun, sizeof(*d->run)) < 0)
-                return -1;
-            d->run[d->nrun++] = i;
-        } else if (!back)
-            break;
+    if (add_run(d, from) < 0)
+        return -1;
+    for (size_t i = from + 1; back && i < d->out.n; i++)
+        if (ev[i].ts < ev[i - 1].ts && add_run(d, i) < 0)
+            return -1;
     return 0;
 }
 

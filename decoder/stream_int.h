@@ -77,18 +77,18 @@ struct d9_stream {
     /* The merge, on the caller's thread. */
     struct run *heap;
     size_t nheap, heap_cap;
-    size_t next;         /* the first block of the pass not taken yet */
+    size_t next;         /* the first block of the pass not taken yet (moved under mu) */
     struct dblock *done; /* recycled on the next call: its last event is out */
-    /* The decoding of a pass; mu guards slot, ready, claim, taken, quit,
-     * bytes_done and the files' d9_seg outcome while the thread runs. Block
-     * k goes to slot[k % QUEUE]; no block past taken + QUEUE is claimed. */
+    /* The decoding of a pass; mu guards slot, ready, claim, quit,
+     * bytes_done, the files' d9_seg outcome and the moves of next while the
+     * thread runs. Block k goes to slot[k % QUEUE]; no block past next +
+     * QUEUE is claimed. */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct dblock *slot[QUEUE]; /* NULL once ready: out of memory */
     uint8_t ready[QUEUE];
     size_t claim; /* the next block nobody decodes yet */
-    size_t taken; /* blocks the merge took */
     int quit, running;
     /* progress */
     uint64_t bytes_total, bytes_done;
@@ -113,8 +113,8 @@ int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d, struct decoder *
 
 /* stream_ahead.c: the decoding of a pass: start (the decode-ahead
  * thread), stop (blocks decoded but not taken are recycled), and the next
- * decoded block in index order (decoded by the caller, or waited for;
- * NULL out of memory). */
+ * decoded block in index order, s->next (decoded by the caller, or waited
+ * for; NULL out of memory), moving s->next on. */
 int d9s_ahead_start(struct d9_stream *s);
 void d9s_ahead_stop(struct d9_stream *s);
 struct dblock *d9s_ahead_take(struct d9_stream *s);
