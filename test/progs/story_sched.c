@@ -15,7 +15,8 @@
  * Prints one JSON document: per worker its tid, latencies (ns) and
  * percentiles (nearest rank), its run_delay growth from its own
  * /proc/thread-self/schedstat (whole life, and the largest growth across
- * one wait, and between its first and last wake), and how many wakes had
+ * one wait, and between its first and last wake; and per wake when it
+ * returned and the growth since the first wake), and how many wakes had
  * a stamp window interrupted by a preemption (getrusage ru_nivcsw moved);
  * the same latency figures over all wakes; per hog its run_delay
  * growth and involuntary context switches (getrusage RUSAGE_THREAD
@@ -61,6 +62,7 @@ struct worker {
     uint32_t n;
     uint64_t rd_start, rd_end, rd_max_step; /* run_delay (ns): at start, at end, largest growth over one wait */
     uint64_t rd_first, rd_last; /* run_delay (ns) right after the first and the last wake */
+    uint64_t woke[MAX_ROUNDS], rd_at[MAX_ROUNDS]; /* per wake: when it returned (ns), run_delay just after */
     /* Wakes where the waker (stamp -> wake call) or the worker (wait ->
      * stamp) was preempted: dial9 stamps inside those windows, so for these
      * its latency may differ from ours by the preemption. */
@@ -170,6 +172,8 @@ static void *worker_main(void *arg)
         if (w->n < MAX_ROUNDS)
             w->lat[w->n++] = ran - atomic_load(&w->wake_ts);
         uint64_t rd = run_delay();
+        w->woke[w->n - 1] = ran; /* n >= 1 here */
+        w->rd_at[w->n - 1] = rd;
         if (w->n == 1)
             w->rd_first = rd;
         w->rd_last = rd;
@@ -347,7 +351,11 @@ int main(int argc, char **argv)
                (unsigned long long)(w->rd_end - w->rd_start), (unsigned long long)w->rd_max_step,
                (unsigned long long)(w->rd_last - w->rd_first), atomic_load(&w->tainted));
         print_stats(w->lat, w->n);
-        printf("}%s\n", i + 1 < NWORKERS ? "," : "");
+        printf(", \"wakes\": [");
+        for (uint32_t k = 0; k < w->n; k++)
+            printf("%s[%llu, %llu]", k ? ", " : "", (unsigned long long)w->woke[k],
+                   (unsigned long long)(w->rd_at[k] - w->rd_first));
+        printf("]}%s\n", i + 1 < NWORKERS ? "," : "");
         memcpy(all + nall, w->lat, w->n * sizeof(*all));
         nall += w->n;
     }
