@@ -55,30 +55,15 @@ requests() {
 # run_pair SVC A B ROUND: both servers, both loads at once; appends "svc pair
 # round cpu_a_ns req_a cpu_b_ns req_b writer_b_ns p99_a_ms p99_b_ms" to pairs.tsv.
 run_pair() {
-    local svc=$1 a=$2 b=$3 r=$4 ra pa rb pb ca cb wb w0
-    rm -rf "$tmp/a" "$tmp/b"; mkdir -p "$tmp/a" "$tmp/b"
-    # Odd rounds start A first, even rounds B: neither gets a fixed head start.
-    pa=$(free_port); pb=$(free_port)
-    if [ $((r % 2)) = 1 ]; then
-        set_mode "$a" "$tmp/a"; start_server "$svc" "$pa" "$tmp/a"; ra=$srv_pid
-        set_mode "$b" "$tmp/b"; start_server "$svc" "$pb" "$tmp/b"; rb=$srv_pid
-    else
-        set_mode "$b" "$tmp/b"; start_server "$svc" "$pb" "$tmp/b"; rb=$srv_pid
-        set_mode "$a" "$tmp/a"; start_server "$svc" "$pa" "$tmp/a"; ra=$srv_pid
-    fi
-    roots=("$ra" "$rb")
-    if ! wait_port "$pa" "$ra" 60 || ! wait_port "$pb" "$rb" 60; then
-        echo "paired: $svc $a:$b round $r: a server did not start" >&2
-        stop_server "$svc" "$ra"; stop_server "$svc" "$rb"; return
-    fi
-    sleep 0.3
+    local svc=$1 a=$2 b=$3 r=$4 ca cb wb w0
+    start_pair "$svc" "$a" "$b" "$r" "$tmp" || return
     ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
     "load_$svc" "$pa" 1 "$tmp/a.load" >"$tmp/a.res" &
     local la=$!
     "load_$svc" "$pb" 1 "$tmp/b.load" >"$tmp/b.res"
     wait "$la"
     ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
-    stop_server "$svc" "$ra"; stop_server "$svc" "$rb"; roots=()
+    stop_pair "$svc"
     printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" "$ca" "$(requests "$svc" "$tmp/a.load")" \
         "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" "$(cut -d' ' -f2 "$tmp/a.res")" "$(cut -d' ' -f2 "$tmp/b.res")" >>"$tmp/pairs.tsv"
 }
@@ -98,6 +83,8 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$(($(date +%s) - t0))" <<'EOF'
 import sys, statistics as st
+sys.path.insert(0, "bench")
+from verdicts import verdict_line
 path, rounds, secs, load0, load1, took = sys.argv[1:7]
 rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
 def per_req(ns, req):
@@ -120,17 +107,6 @@ print("|---|---|---|---|---|---|---|")
 verdict, floor, pverdict, pfloor = [], [], [], []
 p99_aa_max = {}
 
-# A service's verdict: met under the limit; over it, "not resolved" while the
-# median stays inside the range its A/A pair spread over in the same run
-# (the method cannot tell it from noise), else missed.
-def verdict_line(what, rows, limit, aa_max, vfmt):
-    groups = {"met": [], "not resolved": [], "missed": []}
-    for svc, v in rows:
-        top = aa_max.get(svc)
-        k = "met" if v <= limit else "not resolved" if top is not None and v <= top else "missed"
-        groups[k].append("%s %s" % (svc, vfmt % v) + (" (A/A up to %s)" % (vfmt % top) if k == "not resolved" else ""))
-    overall = "missed" if groups["missed"] else "not resolved" if groups["not resolved"] else "met"
-    print("- %s: **%s** (%s)" % (what, overall, "; ".join("%s: %s" % (k, ", ".join(g)) for k, g in groups.items() if g)))
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
         a, b, ratio, w, p99 = [], [], [], [], []

@@ -132,6 +132,10 @@ echo
 # with an A/A pair for the noise floor (interleaved rounds cannot resolve 1% here).
 BENCH_ROUNDS=$ROUNDS bench/paired.sh
 echo
+# The latency clients see at a fixed rate below capacity (open loop), each
+# server alone: off, dial9 and off again (A/A) in each round.
+BENCH_ROUNDS=$ROUNDS bench/latency.sh
+echo
 bench/memory.sh
 echo
 # Decoder events/s and peak RSS at 10M and 50M events (traces cached in build/bench/).

@@ -174,6 +174,30 @@ wait_port() { # PORT PID SECONDS
 }
 
 
+# start_pair SVC A B ROUND DIR: servers of modes A and B at once, in DIR/a and
+# DIR/b (odd rounds start A first, even rounds B: neither gets a fixed head
+# start); pa, pb = their ports, ra, rb = their roots, roots = both. Returns 1
+# (both stopped) when one did not start.
+start_pair() {
+    local svc=$1 a=$2 b=$3 r=$4 d=$5
+    rm -rf "$d/a" "$d/b"; mkdir -p "$d/a" "$d/b"
+    pa=$(free_port); pb=$(free_port)
+    if [ $((r % 2)) = 1 ]; then
+        set_mode "$a" "$d/a"; start_server "$svc" "$pa" "$d/a"; ra=$srv_pid
+        set_mode "$b" "$d/b"; start_server "$svc" "$pb" "$d/b"; rb=$srv_pid
+    else
+        set_mode "$b" "$d/b"; start_server "$svc" "$pb" "$d/b"; rb=$srv_pid
+        set_mode "$a" "$d/a"; start_server "$svc" "$pa" "$d/a"; ra=$srv_pid
+    fi
+    roots=("$ra" "$rb")
+    if ! wait_port "$pa" "$ra" 60 || ! wait_port "$pb" "$rb" 60; then
+        echo "${0##*/}: $svc $a:$b round $r: a server did not start" >&2
+        stop_pair "$svc"; return 1
+    fi
+    sleep 0.3
+}
+stop_pair() { stop_server "$1" "$ra"; stop_server "$1" "$rb"; roots=(); }
+
 # svc_available SVC: its server and load generator are installed (tokio: built).
 svc_available() {
     case $1 in

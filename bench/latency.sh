@@ -1,0 +1,131 @@
+#!/bin/bash
+# bench/latency.sh - the latency clients see at a steady load below capacity,
+# agent off and on. Two servers of a service run at once on CPU 0 (as in
+# bench/paired.sh), and one open-loop client, bench/latency, on CPU 1 sends
+# each of them the same fixed request rate, request i of both due at the same
+# time; latency runs from when a request was due to its complete response
+# (64 connections to each server, one request in flight on each). Both
+# servers see the same client, clock and stalls of this VM, so the ratio of
+# their percentiles is what the agent changes; an A/A pair (off against
+# off2, the same server twice) in the same rounds gives the method's floor.
+#
+# Why besides services.sh and paired.sh: those saturate the servers, and at
+# saturation any CPU the agent adds lengthens the queue, so their p99 moves
+# with the CPU cost. A service in production runs below capacity; there the
+# question is whether the agent changes what a client waits. (A server
+# alone, off and on in turn, was tried first: its p99 moved 0.02-2.9x
+# between two runs of the same server on this VM, BENCHMARKS.md.)
+#   bench/latency.sh [SERVICE...]   default: redis memcached nginx tokio node
+# Environment:
+#   BUILD=build            where libdial9.so and bench/latency are
+#   BENCH_ROUNDS=5         rounds; each runs every pair once
+#   BENCH_LAT_SECS=6       seconds of each load (the first 10%, at least 0.5 s,
+#                          warm up and are not counted)
+#   BENCH_LAT_CONNS=64     connections to each server
+#   BENCH_LAT_RATE_<svc>   requests per second to each server; defaults, so
+#                          that the two servers together use about half of
+#                          CPU 0 (a quarter of what one answers saturated in
+#                          services.sh): redis 10000, memcached 10000, nginx
+#                          2000, tokio 4000, node 1500
+#   BENCH_PAIRS="off:dial9 off:off2"  the pairs A:B, as in paired.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ROUNDS=${BENCH_ROUNDS:-5}
+LSECS=${BENCH_LAT_SECS:-6}
+CONNS=${BENCH_LAT_CONNS:-64}
+read -r -a PAIRS <<<"${BENCH_PAIRS:-off:dial9 off:off2}"
+SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx tokio node)
+
+tmp=$(mktemp -d /tmp/d9latency.XXXXXX)
+roots=()
+cleanup() {
+    local r p
+    for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+. "$ROOT/bench/services_lib.sh" # BUILD, AGENT, the services, start_pair
+CLIENT=$BUILD/bench/latency
+[ -f "$AGENT" ] && [ -x "$CLIENT" ] || { echo "latency: build first (make BUILD=$BUILD all)" >&2; exit 2; }
+
+rate_of() { local v="BENCH_LAT_RATE_$1" d; case $1 in redis | memcached) d=10000 ;; nginx) d=2000 ;; tokio) d=4000 ;; *) d=1500 ;; esac; echo "${!v:-$d}"; }
+target_of() { # SVC: the client's protocol and path
+    case $1 in redis) echo redis ;; memcached) echo memcache ;; nginx) echo "http /aio/file.bin" ;; *) echo "http /" ;; esac
+}
+
+# run_pair SVC A B ROUND: appends "svc pair round" and, for A then B, "sent
+# late p50 p99 p999 max" (us) to runs.tsv.
+run_pair() {
+    local svc=$1 a=$2 b=$3 r=$4 proto path out
+    start_pair "$svc" "$a" "$b" "$r" "$tmp" || return
+    read -r proto path <<<"$(target_of "$svc")"
+    out=$(timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "$proto" "$pa,$pb" "$(rate_of "$svc")" "$LSECS" "$CONNS" $path \
+        2>"$tmp/client.err")
+    stop_pair "$svc"
+    # "port P sent N late N p50_us X p99_us X p999_us X max_us X", A's line then B's
+    if [ "$(wc -l <<<"$out")" != 2 ]; then
+        echo "latency: $svc $a:$b round $r: $(head -c 200 "$tmp/client.err")" >&2; return
+    fi
+    printf '%s\t%s:%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" \
+        "$(awk '{printf "%s%s\t%s\t%s\t%s\t%s\t%s", (NR > 1 ? "\t" : ""), $4, $6, $8, $10, $12, $14}' <<<"$out")" >>"$tmp/runs.tsv"
+}
+
+have=()
+for svc in "${SERVICES[@]}"; do
+    svc_available "$svc" && have+=("$svc") || echo "- $svc: skipped (not installed; scripts/install-deps.sh bench)"
+done
+: >"$tmp/runs.tsv"
+load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
+for r in $(seq "$ROUNDS"); do
+    for svc in "${have[@]}"; do
+        for p in "${PAIRS[@]}"; do run_pair "$svc" "${p%%:*}" "${p#*:}" "$r"; done
+    done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")"; done)
+
+python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$(($(date +%s) - t0))" "${rates%, }" <<'PY'
+import sys, statistics as st
+sys.path.insert(0, "bench")
+from verdicts import verdict_line
+path, rounds, secs, conns, load0, load1, took, rates = sys.argv[1:9]
+Q = ("p50", "p99", "p999")
+rows = []
+for l in open(path):
+    f = l.rstrip("\n").split("\t")
+    side = lambda o: dict(sent=int(f[o]), late=int(f[o + 1]), p50=float(f[o + 2]), p99=float(f[o + 3]), p999=float(f[o + 4]))
+    rows.append((f[0], f[1], side(3), side(9)))
+print("## Latency at a fixed request rate, both servers at once (median of %s rounds)" % rounds)
+print()
+print("Two servers of a service pinned to CPU 0 at the same time; one open-loop client (`bench/latency`) on "
+      "CPU 1 sends each the same fixed rate (%s), request i of both due at the same time, %s connections to "
+      "each with one request in flight; %s s per run of which the first 10%% (at least 0.5 s) is not counted. "
+      "Latency from when a request was due to its complete response (CLOCK_MONOTONIC). Load average %s at "
+      "the start, %s at the end; %s s in all." % (rates, conns, secs, load0, load1, took))
+print()
+print("| service | pair A:B | A p50 / p99 / p99.9 us | B p50 / p99 / p99.9 us | p50 ratio B/A (range) | "
+      "p99 ratio B/A (range) | p99.9 ratio B/A (range) | late sends A, B |")
+print("|---|---|---|---|---|---|---|---|")
+verdict, aa_max, floor = [], {}, []
+for svc in dict.fromkeys(r[0] for r in rows):
+    for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
+        rs = [(a, b) for s, p, a, b in rows if s == svc and p == pair]
+        med = lambda side, q: "%.1f" % st.median(x[side][q] for x in rs)
+        ratio = {q: [b[q] / a[q] for a, b in rs if a[q] > 0] for q in Q}
+        cell = lambda v: "%.3f (%.3f-%.3f)" % (st.median(v), min(v), max(v)) if v else "n/a"
+        if pair == "off:dial9" and ratio["p99"]:
+            verdict.append((svc, st.median(ratio["p99"])))
+        if pair == "off:off2" and ratio["p99"]:
+            aa_max[svc] = max(ratio["p99"])
+            floor.append("%s %s" % (svc, cell(ratio["p99"])))
+        late = ", ".join("%d of %d" % (sum(x[k]["late"] for x in rs), sum(x[k]["sent"] for x in rs)) for k in (0, 1))
+        print("| %s | %s | %s | %s | %s | %s |" % (svc, pair, " / ".join(med(0, q) for q in Q),
+              " / ".join(med(1, q) for q in Q), " | ".join(cell(ratio[q]) for q in Q), late))
+print()
+if floor:
+    print("- p99 noise floor (off:off2): " + ", ".join(floor))
+if verdict:
+    verdict_line("p99 at a fixed rate below capacity with dial9 <= 1.02 x off", verdict, 1.02, aa_max, "%.3f")
+PY
