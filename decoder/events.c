@@ -63,12 +63,35 @@ static int address_call(uint64_t call)
     }
 }
 
+/* How print_fields writes a field, by its name in the schema: worked out once
+ * per type and field rather than by string compares on every event. */
+enum role { PLAIN, CALL, FD_KIND, SOURCE, OP, TARGET };
+
+static enum role field_role(unsigned type, unsigned i)
+{
+    static uint8_t roles[D9_EV_TYPE_MAX][D9_MAX_FIELDS]; /* role + 1; 0: not worked out yet */
+    if (type >= D9_EV_TYPE_MAX || i >= D9_MAX_FIELDS)
+        return PLAIN;
+    if (!roles[type][i]) {
+        const char *f = d9_field_name(type, i);
+        enum role r = !strcmp(f, "call")                                  ? CALL
+                      : !strcmp(f, "fd_kind")                             ? FD_KIND
+                      : !strcmp(f, "source") && type == D9_EV_SCHED_DELAY ? SOURCE
+                      : !strcmp(f, "op")                                  ? OP
+                      : !strcmp(f, "target")                              ? TARGET
+                                                                          : PLAIN;
+        roles[type][i] = (uint8_t)(r + 1);
+    }
+    return (enum role)(roles[type][i] - 1);
+}
+
 static void print_fields(struct line *l, const struct d9_event *e)
 {
     int first_bytes = 1;
     for (unsigned i = 0; i < e->nfields; i++) {
         const char *f = d9_field_name(e->type, i);
         uint64_t v = e->f[i];
+        enum role r = field_role(e->type, i);
         if (e->kinds[i] == 'b' && first_bytes) {
             put_str(l, f, e->name, e->name_len);
             first_bytes = 0;
@@ -79,18 +102,18 @@ static void print_fields(struct line *l, const struct d9_event *e)
                 d9_jw_end(l->w);
             } else
                 fprintf(l->out, " %s=<%" PRIu64 " bytes>", f, v);
-        } else if (!strcmp(f, "call"))
+        } else if (r == CALL)
             put_name(l, f, d9_call_name((unsigned)v));
-        else if (!strcmp(f, "fd_kind"))
+        else if (r == FD_KIND)
             put_name(l, f, d9_fd_kind_name(v));
-        else if (!strcmp(f, "source") && e->type == D9_EV_SCHED_DELAY)
+        else if (r == SOURCE)
             put_name(l, f, d9_sched_source_name(v));
-        else if (!l->w && !strcmp(f, "op"))
+        else if (!l->w && r == OP)
             put_name(l, f, op_name(v));
         else if (e->kinds[i] == 's')
             put_i64(l, f, (int64_t)v);
         else
-            put_u64(l, f, v, !strcmp(f, "target") && address_call(e->f[0]));
+            put_u64(l, f, v, r == TARGET && address_call(e->f[0]));
     }
 }
 
@@ -113,11 +136,12 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
 {
     const struct d9_thread *t = d9_model_thread(m, e->pid, e->tid);
     const char *name = t ? t->name : "";
-    char tn[24], buf[32];
+    char unknown[24], buf[32];
+    const char *tn = unknown;
     if (e->type > 0 && e->type < D9_EV_TYPE_MAX)
-        snprintf(tn, sizeof(tn), "%s", d9_type_name(e->type));
+        tn = d9_type_name(e->type);
     else
-        snprintf(tn, sizeof(tn), "unknown_%u", e->type);
+        snprintf(unknown, sizeof(unknown), "unknown_%u", e->type);
     struct d9_jw w;
     struct line l = {out, json ? &w : NULL};
     if (json) {
@@ -138,7 +162,7 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
         print_wakee(&w, k);
     if (json)
         d9_jw_end(&w);
-    fputc('\n', out);
+    putc_unlocked('\n', out); /* only this thread writes out (json.c) */
 }
 
 struct printer {
@@ -154,7 +178,7 @@ static int print_one(void *ctx, const struct d9_event *e)
     int has = p->log && e->type == D9_EV_WAKE && d9_wakelog_next_of(p->log, p->pos, &k);
     p->pos++;
     print_event(stdout, p->m, e, has ? &k : NULL, p->log != NULL);
-    return ferror(stdout) ? 1 : 0;
+    return ferror_unlocked(stdout) ? 1 : 0;
 }
 
 static int no_op(void *ctx, const struct d9_event *e)

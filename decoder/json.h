@@ -1,5 +1,7 @@
 /* json.h - JSON output: string quoting and a small streaming writer that
- * places commas itself (the one JSON writer behind events, summary, verdict). */
+ * places commas itself (the one JSON writer behind events, summary, verdict).
+ * It writes with stdio's unlocked calls: only one thread may write to the
+ * FILE it is given. */
 #ifndef DIAL9_DECODER_JSON_H
 #define DIAL9_DECODER_JSON_H
 

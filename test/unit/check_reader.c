@@ -809,6 +809,35 @@ START_TEST(json_strings_escaped)
 }
 END_TEST
 
+/* JSON numbers: the writer's own decimal formatting, at the edges of both
+ * ranges, inside an object and an array (commas and keys placed). */
+START_TEST(json_integers_formatted)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    struct d9_jw w;
+    d9_jw_init(&w, f);
+    d9_jw_obj(&w, NULL);
+    d9_jw_u64(&w, "z", 0);
+    d9_jw_u64(&w, "u", 1234567890);
+    d9_jw_u64(&w, "max", UINT64_MAX);
+    d9_jw_arr(&w, "s");
+    d9_jw_i64(&w, NULL, 0);
+    d9_jw_i64(&w, NULL, -1);
+    d9_jw_i64(&w, NULL, -110);
+    d9_jw_i64(&w, NULL, INT64_MAX);
+    d9_jw_i64(&w, NULL, INT64_MIN);
+    d9_jw_end(&w);
+    d9_jw_end(&w);
+    fclose(f);
+    ck_assert_str_eq(buf, "{\"z\":0,\"u\":1234567890,\"max\":18446744073709551615,"
+                          "\"s\":[0,-1,-110,9223372036854775807,-9223372036854775808]}");
+    free(buf);
+}
+END_TEST
+
 D9_SUITE(decoder_model)
 {
     TCase *tc = tcase_create("analysis");
@@ -816,6 +845,7 @@ D9_SUITE(decoder_model)
     tcase_add_test(tc, wake_matching_and_roles);
     tcase_add_test(tc, stream_passes_over_many_blocks);
     tcase_add_test(tc, json_strings_escaped);
+    tcase_add_test(tc, json_integers_formatted);
     suite_add_tcase(s, tc);
     return s;
 }
