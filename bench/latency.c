@@ -18,7 +18,8 @@
  *
  * Protocols, each a GET of one small value set up before the run:
  *   http      GET PATH, HTTP/1.1 keep-alive (a new connection after a response
- *             with "Connection: close"); the response needs Content-Length
+ *             with "Connection: close", or when the server closes an idle
+ *             one); the response needs Content-Length
  *   memcache  text protocol "get d9k" of a 32-byte value
  *   redis     RESP GET d9k of a 32-byte value
  *
@@ -130,7 +131,7 @@ static long response_len(const char *p, size_t n, int *closing)
             if (strncasecmp(h + 2, "content-length:", 15) == 0)
                 body = strtol(h + 17, NULL, 10);
             else if (strncasecmp(h + 2, "connection: close", 17) == 0)
-                *closing = 1; /* nginx, after keepalive_requests */
+                *closing = 1;
         if (strncmp(p, "HTTP/1.1 200", 12) != 0 || body < 0)
             return -1;
         return head + (size_t)body <= n ? (long)(head + (size_t)body) : 0;
@@ -221,15 +222,29 @@ static void send_due(struct target *t, uint64_t now, uint64_t t0, uint64_t inter
     }
 }
 
-/* Reads what connection c of t has; a complete response frees it. */
+/* Replaces connection ci of t, which the server closed, by a new one. */
+static void reconnect(struct target *t, int ci, int ep)
+{
+    struct conn *c = &t->conns[ci];
+    close(c->fd);
+    c->fd = dial(t->port);
+    struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t)((t - tg) << 16 | ci)};
+    epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &e);
+}
+
+/* Reads what connection ci of t has; a complete response frees it. */
 static void receive(struct target *t, int ci, int ep, uint64_t warm_end)
 {
     struct conn *c = &t->conns[ci];
     ssize_t r = read(c->fd, c->in + c->len, sizeof(c->in) - c->len);
     if (r < 0 && (errno == EINTR || errno == EAGAIN))
         return;
+    if (r == 0 && !c->due && !c->len) { /* closed while idle (node: keepAliveTimeout) */
+        reconnect(t, ci, ep);
+        return;
+    }
     if (r <= 0)
-        die("connection closed by the server");
+        die("connection closed by the server with a request in flight");
     c->len += (size_t)r;
     int closing = 0;
     long m = response_len(c->in, c->len, &closing);
@@ -245,12 +260,8 @@ static void receive(struct target *t, int ci, int ep, uint64_t warm_end)
         t->lat[t->nlat++] = now_ns() - c->due;
     c->due = 0;
     c->len = 0;
-    if (closing) { /* the server closes after this response: a new connection */
-        close(c->fd);
-        c->fd = dial(t->port);
-        struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t)((t - tg) << 16 | ci)};
-        epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &e);
-    }
+    if (closing) /* the server closes after this response (nginx: keepalive_requests) */
+        reconnect(t, ci, ep);
     t->idle[t->nidle++] = ci;
 }
 
