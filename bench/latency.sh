@@ -73,21 +73,10 @@ run_pair() {
         "$(awk '{printf "%s%s\t%s\t%s\t%s\t%s\t%s", (NR > 1 ? "\t" : ""), $4, $6, $8, $10, $12, $14}' <<<"$out")" >>"$tmp/runs.tsv"
 }
 
-have=()
-for svc in "${SERVICES[@]}"; do
-    svc_available "$svc" && have+=("$svc") || echo "- $svc: skipped (not installed; scripts/install-deps.sh bench)"
-done
-: >"$tmp/runs.tsv"
-load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
-for r in $(seq "$ROUNDS"); do
-    for svc in "${have[@]}"; do
-        for p in "${PAIRS[@]}"; do run_pair "$svc" "${p%%:*}" "${p#*:}" "$r"; done
-    done
-done
-load1=$(cut -d' ' -f1-3 /proc/loadavg)
+run_pair_rounds "$tmp/runs.tsv"
 rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")"; done)
 
-python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$(($(date +%s) - t0))" "${rates%, }" <<'PY'
+python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" <<'PY'
 import sys, statistics as st
 sys.path.insert(0, "bench")
 from verdicts import verdict_line

@@ -68,20 +68,9 @@ run_pair() {
         "$cb" "$(requests "$svc" "$tmp/b.load")" "$((wb - w0))" "$(cut -d' ' -f2 "$tmp/a.res")" "$(cut -d' ' -f2 "$tmp/b.res")" >>"$tmp/pairs.tsv"
 }
 
-have=()
-for svc in "${SERVICES[@]}"; do
-    svc_available "$svc" && have+=("$svc") || echo "- $svc: skipped (not installed; scripts/install-deps.sh bench)"
-done
-: >"$tmp/pairs.tsv"
-load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
-for r in $(seq "$ROUNDS"); do
-    for svc in "${have[@]}"; do
-        for p in "${PAIRS[@]}"; do run_pair "$svc" "${p%%:*}" "${p#*:}" "$r"; done
-    done
-done
-load1=$(cut -d' ' -f1-3 /proc/loadavg)
+run_pair_rounds "$tmp/pairs.tsv"
 
-python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$(($(date +%s) - t0))" <<'EOF'
+python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$took" <<'EOF'
 import sys, statistics as st
 sys.path.insert(0, "bench")
 from verdicts import verdict_line

@@ -198,6 +198,26 @@ start_pair() {
 }
 stop_pair() { stop_server "$1" "$ra"; stop_server "$1" "$rb"; roots=(); }
 
+# run_pair_rounds FILE: ROUNDS rounds of the caller's run_pair SVC A B ROUND,
+# for every installed service of SERVICES and every pair A:B of PAIRS, FILE
+# emptied first; sets have (the services run), load0 and load1 (/proc/loadavg
+# before and after) and took (seconds).
+run_pair_rounds() {
+    local svc p r t0
+    have=()
+    for svc in "${SERVICES[@]}"; do
+        svc_available "$svc" && have+=("$svc") || echo "- $svc: skipped (not installed; scripts/install-deps.sh bench)"
+    done
+    : >"$1"
+    load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
+    for r in $(seq "$ROUNDS"); do
+        for svc in "${have[@]}"; do
+            for p in "${PAIRS[@]}"; do run_pair "$svc" "${p%%:*}" "${p#*:}" "$r"; done
+        done
+    done
+    load1=$(cut -d' ' -f1-3 /proc/loadavg); took=$(($(date +%s) - t0))
+}
+
 # svc_available SVC: its server and load generator are installed (tokio: built).
 svc_available() {
     case $1 in
