@@ -39,15 +39,9 @@ read -r -a PAIRS <<<"${BENCH_PAIRS:-off:dial9 off:off2}"
 SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx tokio node)
 
 tmp=$(mktemp -d /tmp/d9latency.XXXXXX)
-roots=()
-cleanup() {
-    local r p
-    for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 . "$ROOT/bench/services_lib.sh" # BUILD, AGENT, the services, start_pair
+trap pair_cleanup EXIT
+trap 'exit 130' INT TERM
 CLIENT=$BUILD/bench/latency
 [ -f "$AGENT" ] && [ -x "$CLIENT" ] || { echo "latency: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 

@@ -32,15 +32,9 @@ SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx to
 LOAD_SHARE=2
 
 tmp=$(mktemp -d /tmp/d9paired.XXXXXX)
-roots=()
-cleanup() {
-    local r p
-    for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 . "$ROOT/bench/services_lib.sh" # BUILD, AGENT, SECS, REDIS_N, the services
+trap pair_cleanup EXIT
+trap 'exit 130' INT TERM
 [ -f "$AGENT" ] || { echo "paired: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 
 # requests SVC OUT: requests answered by the load whose output is OUT.

@@ -197,6 +197,13 @@ start_pair() {
     sleep 0.3
 }
 stop_pair() { stop_server "$1" "$ra"; stop_server "$1" "$rb"; roots=(); }
+# pair_cleanup: on exit, kills what is left of the pair's servers and removes tmp.
+roots=()
+pair_cleanup() {
+    local r p
+    for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
+    rm -rf "$tmp"
+}
 
 # run_pair_rounds FILE: ROUNDS rounds of the caller's run_pair SVC A B ROUND,
 # for every installed service of SERVICES and every pair A:B of PAIRS, FILE
