@@ -7,19 +7,15 @@
 
 #include <string.h>
 
-/* Decimal digits of v, at the end of buf[0..20]; returns the first. */
-static char *u64_digits(char *end, uint64_t v)
-{
-    do {
-        *--end = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return end;
-}
-
+/* v in decimal, after a '-' when negative: at most 20 digits, or 19 and
+ * the sign (the magnitude of INT64_MIN). */
 static void put_u64(FILE *out, uint64_t v, int negative)
 {
-    char buf[21], *end = buf + sizeof(buf), *p = u64_digits(end, v);
+    char buf[21], *end = buf + sizeof(buf), *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
     if (negative)
         *--p = '-';
     fwrite_unlocked(p, 1, (size_t)(end - p), out);
