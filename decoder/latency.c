@@ -442,7 +442,6 @@ int d9_matcher_epoll_ctl(struct d9_matcher *mt, const struct d9_event *e)
     return 0;
 }
 
-/* The keys a wake can release parks through; returns how many. */
 /* The class of the parks a wake made by call can release: a pipe or
  * eventfd write releases epoll parks (through the fd's registrations), any
  * other wake the parks on its address. */
@@ -451,6 +450,7 @@ static uint8_t wake_class(uint64_t call)
     return call == D9_CALL_EVENTFD_WRITE || call == D9_CALL_PIPE_WRITE ? D9_CLS_EPOLL : D9_CLS_ADDR;
 }
 
+/* The keys a wake can release parks through; returns how many. */
 static unsigned wake_keys(const struct d9_matcher *mt, const struct d9_event *e, uint32_t *keys)
 {
     uint64_t target = e->f[F_TARGET];
