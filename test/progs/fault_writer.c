@@ -6,7 +6,9 @@
  * Ground truth for time windows: after each SIGUSR1 it prints on stderr
  * "phase K at NS after W wakes": its CLOCK_MONOTONIC time NS between two
  * wakes, W the wakes made before NS (so exactly W2 - W1 wakes were stamped
- * between the marks of phases 1 and 2).
+ * between the marks of phases 1 and 2). SIGUSR2 ends the run early, as
+ * if SECONDS had passed (a test whose steps take an unknown time passes a
+ * long SECONDS and ends the program when it is done with it).
  * Further arguments are ignored (the tests pass markers in the cmdline).
  * usage: fault_writer SECONDS [BATCH] [ARG...] */
 #include <pthread.h>
@@ -16,11 +18,18 @@
 #include <time.h>
 
 static volatile sig_atomic_t phase; /* SIGUSR1s received */
+static volatile sig_atomic_t stop;  /* SIGUSR2 received */
 
 static void on_usr1(int sig)
 {
     (void)sig;
     phase++;
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    stop = 1;
 }
 
 static long long now_ns(void)
@@ -41,13 +50,14 @@ int main(int argc, char **argv)
     double secs = atof(argv[1]);
     long batch = argc > 2 ? atol(argv[2]) : 100;
     signal(SIGUSR1, on_usr1);
+    signal(SIGUSR2, on_usr2);
     printf("start\n");
     fflush(stdout);
     pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
     long wakes = 0;
     int marked = 0; /* phases announced */
     double end = now() + secs;
-    while (now() < end) {
+    while (!stop && now() < end) {
         int p = phase;
         if (p != marked) {
             marked = p;
