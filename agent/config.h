@@ -17,7 +17,7 @@ struct d9_config {
     uint64_t max_total_size; /* DIAL9_MAX_TOTAL_SIZE, bytes, default 256 MiB */
     uint32_t rotation_secs;  /* DIAL9_ROTATION_SECS, seconds, default 60 */
     uint32_t flush_ms;       /* DIAL9_FLUSH_MS, milliseconds, default 250 */
-    uint32_t buffer_events;  /* DIAL9_BUFFER_EVENTS, ring entries per thread (32 bytes each), default 16384 */
+    uint32_t buffer_events;  /* DIAL9_BUFFER_EVENTS, ring entries per thread (32 bytes each), default 4096 */
     uint32_t max_threads;    /* DIAL9_MAX_THREADS, threads recorded at once, default 1024 */
     uint32_t slow_syscall_us; /* DIAL9_SLOW_SYSCALL_US, microseconds, default 1000: record calls at least this long */
     uint32_t lock_wait_us;    /* DIAL9_LOCK_WAIT_US, microseconds, default 100: record contended lock waits at least this long */

@@ -2,7 +2,8 @@
  * usage: hotpath MODE N [WARM]   prints "MODE ns_per_call"
  * WARM: that many untimed calls first, then a 300 ms pause: the agent's ring
  * has been touched and drained, so N calls under half the ring (8000 with the
- * default 16384 entries) time recorded events only, no page fault, no drop.
+ * 16384 entries bench/run.sh sets) time recorded events only, no page fault,
+ * no drop.
  * Modes (each call below makes the agent record one event, or count one poll):
  *   cond_signal   pthread_cond_signal with no waiter: no syscall, so the agent's
  *                 share is the whole difference (wake event)

@@ -4,7 +4,7 @@
 # with the agent off vs on, interleaved, median of BENCH_MEM_ROUNDS (3).
 # "idle": 1 event per thread (registered, ring barely touched); "busy":
 # 100000 events per thread, more than the ring holds (DIAL9_BUFFER_EVENTS,
-# default 16384 x 32 bytes), so every page of it has been written.
+# default 4096 x 32 bytes), so every page of it has been written.
 # Prints a Markdown section. BUILD as for bench/services.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ echo
 echo "\`$BUILD/bench/thread_rss N EVENTS\` reads /proc/self/status VmRSS while N threads that each"
 echo "recorded EVENTS events (pthread_cond_signal) wait on a barrier. Added = on - off;"
 echo "per thread = (added(N) - added(1)) / (N - 1), so the per-process part (writer thread,"
-echo "tables) is left out; that part is added(1). DIAL9_BUFFER_EVENTS default (16384)."
+echo "tables) is left out; that part is added(1). DIAL9_BUFFER_EVENTS default (4096)."
 echo
 echo "| threads | events/thread | off KiB | on KiB | added KiB | added KiB per thread |"
 echo "|---|---|---|---|---|---|"

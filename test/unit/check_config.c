@@ -39,7 +39,7 @@ static void check_defaults(const struct d9_config *c)
     ck_assert_uint_eq(c->max_total_size, 256u << 20);
     ck_assert_uint_eq(c->rotation_secs, 60);
     ck_assert_uint_eq(c->flush_ms, 250);
-    ck_assert_uint_eq(c->buffer_events, 16384);
+    ck_assert_uint_eq(c->buffer_events, 4096);
     ck_assert_uint_eq(c->max_threads, 1024);
     ck_assert_int_eq(c->mode, D9_MODE_CONTINUOUS);
     ck_assert_uint_eq(c->flight_max_bytes, 64u << 20);
@@ -156,10 +156,10 @@ static const struct {
     {"DIAL9_ROTATION_SECS", "0", "out of range", "60"},
     {"DIAL9_ROTATION_SECS", "10s", "not a number", "60"},
     {"DIAL9_FLUSH_MS", "", "empty", "250"},
-    {"DIAL9_BUFFER_EVENTS", "1000", "not a power of two", "16384"},
-    {"DIAL9_BUFFER_EVENTS", "32", "out of range", "16384"},
-    {"DIAL9_BUFFER_EVENTS", "2097152", "out of range", "16384"},
-    {"DIAL9_BUFFER_EVENTS", "16K", "not a number", "16384"},
+    {"DIAL9_BUFFER_EVENTS", "1000", "not a power of two", "4096"},
+    {"DIAL9_BUFFER_EVENTS", "32", "out of range", "4096"},
+    {"DIAL9_BUFFER_EVENTS", "2097152", "out of range", "4096"},
+    {"DIAL9_BUFFER_EVENTS", "16K", "not a number", "4096"},
     {"DIAL9_MAX_THREADS", "65537", "out of range", "1024"},
     {"DIAL9_MODE", "flightx", "must be continuous or flight", "continuous"},
     {"DIAL9_MODE", "", "must be continuous or flight", "continuous"},
