@@ -56,7 +56,7 @@ else
     mounts="$full"
     bound=$((1 << 20)) # the smallest DIAL9_FLIGHT_MAX_BYTES
     # 1000 wakes per ms: ~0.8 MB/s of compressed trace fills 256 KiB at once.
-    # It runs until SIGUSR2 (below), at most 120 s: on a slow machine the
+    # It runs until SIGINT (below), at most 120 s: on a slow machine the
     # steps before the phase marks can take longer than any fixed run.
     DIAL9_MAX_FILE_SIZE=64K DIAL9_FLIGHT_MAX_BYTES=$bound d9_start_traced "$full/t" "$FW" 120 1000 \
         >"$D9_TMP/a.out" 2>"$D9_TMP/a.err"
@@ -89,7 +89,7 @@ print(len(ts), max(ts, default=0))')
     mount -o remount,size=64m "$full" || d9_fail "disk full: cannot grow the tmpfs"
     again() { grep -q "^dial9: writing to $dir again" "$D9_TMP/a.err"; }
     wait_for 10 again || d9_fail "disk full: no 'writing to $dir again' 10 s after space returned: $(cat "$D9_TMP/a.err")"
-    kill -USR2 "$D9_PID"
+    kill -INT "$D9_PID"
     d9_wait_exit "$D9_PID" 30
     assert_program_ok "$D9_RC" "$D9_TMP/a.out" "disk full"
     # One line at the outage, one at the resume, nothing else (nothing left unwritten at exit).
@@ -153,14 +153,14 @@ fi
 # ---- (b) The trace directory removed while running -------------------------
 # Segments rotate every 8 KiB (about 3 a second: its repeated wakes
 # compress well), so the agent must create one after the removal. The
-# program runs until the directory is back and ends on SIGUSR2.
+# program runs until the directory is back and ends on SIGINT.
 DIAL9_MAX_FILE_SIZE=8K d9_start_traced "$D9_TMP/rm" "$FW" 120 20 >"$D9_TMP/b.out" 2>"$D9_TMP/b.err"
 exists() { [ -n "$(find "$D9_TMP/rm" -name '*.d9' 2>/dev/null | head -n 1)" ]; }
 wait_for 10 exists || d9_fail "removed dir: nothing recorded before the removal"
 rm -rf "$D9_TMP/rm"
 t_rm=$(mono_ns)
 wait_for 10 exists || d9_fail "removed dir: not recreated 10 s after the removal"
-kill -USR2 "$D9_PID"
+kill -INT "$D9_PID"
 d9_wait_exit "$D9_PID" 30
 assert_program_ok "$D9_RC" "$D9_TMP/b.out" "removed dir"
 n=$(agent_lines "$D9_TMP/b.err")
@@ -217,7 +217,7 @@ d9_log "files in the way: DIAL9_DIR a file (one message), process dir taken (rec
 # ---- (e) A symlink planted at the next segment's path ------------------------
 # Segments are NNNNNN.d9.open while written, NNNNNN.d9 once sealed
 # (segment.c), rotated every second here: plant a link at the next name.
-# The program runs until the segment after the link is begun (SIGUSR2).
+# The program runs until the segment after the link is begun (SIGINT).
 echo original >"$D9_TMP/target"
 DIAL9_ROTATION_SECS=1 d9_start_traced "$D9_TMP/ln" "$FW" 120 5 >"$D9_TMP/e.out" 2>"$D9_TMP/e.err"
 # The newest segment name, open or sealed.
@@ -240,7 +240,7 @@ done
 later=$(printf '%06d' $((10#$planted + 1)))
 begun() { [ -e "$d/$later.d9.open" ] || [ -e "$d/$later.d9" ]; }
 wait_for 10 begun || d9_fail "symlink: no $later.d9 10 s after the link: $(ls "$d")"
-kill -USR2 "$D9_PID"
+kill -INT "$D9_PID"
 d9_wait_exit "$D9_PID" 30
 assert_program_ok "$D9_RC" "$D9_TMP/e.out" symlink
 [ "$(cat "$D9_TMP/target")" = original ] || d9_fail "symlink: the agent wrote through the link"

@@ -6,7 +6,7 @@
  * Ground truth for time windows: after each SIGUSR1 it prints on stderr
  * "phase K at NS after W wakes": its CLOCK_MONOTONIC time NS between two
  * wakes, W the wakes made before NS (so exactly W2 - W1 wakes were stamped
- * between the marks of phases 1 and 2). SIGUSR2 ends the run early, as
+ * between the marks of phases 1 and 2). SIGINT ends the run early, as
  * if SECONDS had passed (a test whose steps take an unknown time passes a
  * long SECONDS and ends the program when it is done with it).
  * Further arguments are ignored (the tests pass markers in the cmdline).
@@ -18,7 +18,7 @@
 #include <time.h>
 
 static volatile sig_atomic_t phase; /* SIGUSR1s received */
-static volatile sig_atomic_t stop;  /* SIGUSR2 received */
+static volatile sig_atomic_t stop;  /* SIGINT received */
 
 static void on_usr1(int sig)
 {
@@ -26,7 +26,7 @@ static void on_usr1(int sig)
     phase++;
 }
 
-static void on_usr2(int sig)
+static void on_int(int sig)
 {
     (void)sig;
     stop = 1;
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     double secs = atof(argv[1]);
     long batch = argc > 2 ? atol(argv[2]) : 100;
     signal(SIGUSR1, on_usr1);
-    signal(SIGUSR2, on_usr2);
+    signal(SIGINT, on_int);
     printf("start\n");
     fflush(stdout);
     pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
