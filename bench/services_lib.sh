@@ -173,7 +173,6 @@ wait_port() { # PORT PID SECONDS
     return 1
 }
 
-
 # start_pair SVC A B ROUND DIR: servers of modes A and B at once, in DIR/a and
 # DIR/b (odd rounds start A first, even rounds B: neither gets a fixed head
 # start); pa, pb = their ports, ra, rb = their roots, roots = both. Returns 1

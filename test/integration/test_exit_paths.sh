@@ -15,9 +15,10 @@
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then"
 export DIAL9_FLUSH_MS=100
-# Fewer wakes than the default ring holds (4096): made in a few ms, faster
-# than any writer drains, and none may be dropped.
-n=3000
+# The wakes come in a few ms, faster than any writer drains, and none may be
+# dropped: the ring must hold them all (the default, 4096 entries, does not).
+export DIAL9_BUFFER_EVENTS=16384
+n=5000
 
 # assert_all NAME PID: the trace of PID in $D9_TMP/NAME holds every event.
 assert_all() {
