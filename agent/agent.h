@@ -41,18 +41,25 @@ struct d9_slot {
     _Atomic uint64_t dropped; /* events lost to a full ring, total */
     uint64_t drop_reported;   /* writer side: dropped already written */
     uint64_t last_ns;         /* writer side: ts of the last ring event converted (clock.h) */
-    uint32_t nowait_count;    /* zero-timeout polls not yet written */
-    uint8_t nowait_call;      /* call of the latest zero-timeout poll */
     char name[16];            /* writer side: last name written, NUL-terminated */
     struct d9_sched sched;    /* schedstat fd and perf ring (scheduling.h) */
     struct d9_ring ring;
 };
 
-/* Per-thread agent flags (initial-exec TLS: no allocation, async-signal-safe). */
+/* Per-thread agent state (initial-exec TLS: no allocation, async-signal-
+ * safe). Everything the owner's hot path reads or writes is here, next to
+ * libc's own thread data, not in the slot: after a syscall on a VM without
+ * PCID every page touched again costs a page walk (BENCHMARKS.md), and this
+ * one is touched anyway. Set up by d9_register_self. */
 struct d9_tls {
-    struct d9_slot *self; /* NULL until the first event */
-    int busy;             /* >0 while inside the agent: no recording */
-    int exited;           /* the thread passed its exit: record nothing */
+    struct d9_slot *self;      /* NULL until the first event */
+    int busy;                  /* >0 while inside the agent: no recording */
+    int exited;                /* the thread passed its exit: record nothing */
+    struct d9_ring_head ring;  /* producer's cursor into self's ring */
+    uint64_t park_ts;          /* stamp (clock.h) of the thread's last PARK */
+    struct perf_event_mmap_page *perf; /* self's perf ring, NULL without one (scheduling.h) */
+    uint32_t nowait_count;     /* zero-timeout polls not yet written */
+    uint8_t nowait_call;       /* call of the latest zero-timeout poll */
 };
 /* One TLS block: its offset is one GOT load in a shared library, where
  * three variables took three. The names below are its members. */
@@ -81,32 +88,30 @@ extern uint64_t d9_min_park_stamps D9_HIDDEN; /* D9_SCHED_MIN_PARK_NS */
 extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* D9_SCHED_MIN_GAP_NS */
 
 /* d9_emit_at's every other case: first event of the thread, inside the
- * agent, recording off, a ring full or becoming half full by the cached
- * tail (the exact checks, the kick), THREAD_EXIT. */
+ * agent, recording off, a ring full or at one of its half-full check
+ * points (the exact checks, the kick), THREAD_EXIT. */
 __attribute__((cold)) void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
 
-/* The in-place push of the common case: 1 when stored, 0 when the ring is,
- * by the producer's cached tail, full or becoming half full (the slow path
- * then does the exact checks, keeps the entry for THREAD_EXIT, kicks). */
-static inline __attribute__((always_inline)) int d9_push_fast(struct d9_slot *s, uint64_t ts, uint8_t type,
-                                                               uint8_t call, uint64_t a, uint64_t b)
+/* The in-place push of the common case: 1 when stored, 0 when the ring is
+ * full or this push is one of its every-cap/8 check points (the slow path
+ * then does the exact checks, keeps the entry for THREAD_EXIT, kicks). Only
+ * the thread's TLS and the ring entry are touched. */
+static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8_t type, uint8_t call, uint64_t a,
+                                                               uint64_t b)
 {
-    struct d9_ring *r = &s->ring;
+    struct d9_ring_head *p = &d9_tls.ring;
     d9_busy = 1; /* before head is read: a signal handler's push cannot interleave */
     atomic_signal_fence(memory_order_seq_cst);
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t used = h + 1 - r->tail_seen; /* after this push, by the cached tail */
-    int fits = D9_LIKELY(used <= r->mask) && D9_LIKELY(used != r->half);
+    uint64_t h = p->head;
+    int fits = D9_LIKELY((h + 1) & p->check) && D9_LIKELY(!d9_ring_entry_used(&p->buf[(h + 1) & p->mask]));
     if (fits) {
-        struct d9_raw_event *e = &r->buf[h & r->mask];
-        e->ts = ts; /* member by member: type..x merge into one constant store */
-        e->type = type;
-        e->call = call;
-        e->len = 0;
-        e->x = 0;
+        struct d9_raw_event *e = &p->buf[h & p->mask];
+        e->ts = ts;
         e->a = a;
         e->b = b;
-        atomic_store_explicit(&r->head, h + 1, memory_order_release);
+        struct d9_raw_event w = {.type = type, .call = call}; /* a constant for the interposer's type */
+        __atomic_store_n(&e->word, w.word, __ATOMIC_RELEASE);
+        p->head = h + 1;
     }
     atomic_signal_fence(memory_order_seq_cst);
     d9_busy = 0;
@@ -124,7 +129,7 @@ static inline void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t 
     struct d9_slot *s = d9_self;
     if (D9_LIKELY(s != NULL) && D9_LIKELY(!d9_busy) &&
         D9_LIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed)) &&
-        D9_LIKELY(d9_push_fast(s, ts, type, call, a, b)))
+        D9_LIKELY(d9_push_fast(ts, type, call, a, b)))
         return;
     d9_emit_slow(ts, type, call, a, b);
 }
@@ -135,8 +140,7 @@ static inline void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t 
  * Recording may have stopped since; the event then stays in the ring. */
 static inline void d9_emit_since(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    struct d9_slot *s = d9_self;
-    if (D9_LIKELY(s != NULL) && D9_LIKELY(d9_push_fast(s, ts, type, call, a, b)))
+    if (D9_LIKELY(d9_self != NULL) && D9_LIKELY(d9_push_fast(ts, type, call, a, b)))
         return;
     d9_emit_slow(ts, type, call, a, b);
 }
@@ -166,6 +170,33 @@ void d9_note_nowait(uint8_t call);
 
 /* ---- Park / unpark helpers used by every blocking interposer ----------- */
 
+void d9_writer_kick(void); /* a ring is more than half full: drain soon (writer.c) */
+
+/* Owner: wakes the writer when its perf ring of switches is half full
+ * (loads, no syscall unless the writer sleeps; scheduling.h). Checked at
+ * each recorded PARK and UNPARK, zero-timeout poll and contended lock: a
+ * thread that polls without parking (node's loop) is still switched out at
+ * every wake-up preemption and lock wait, and its records must not wait for
+ * the writer's next period (2048 records: ~100 ms of node's main thread at
+ * 12k requests/s). */
+static inline void d9_sched_check(void)
+{
+    struct perf_event_mmap_page *pg = d9_tls.perf;
+    if (D9_UNLIKELY(pg != NULL)) {
+        uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_RELAXED);
+        uint64_t tail = __atomic_load_n(&pg->data_tail, __ATOMIC_RELAXED);
+        if (head - tail >= pg->data_size / 2)
+            d9_writer_kick();
+    }
+}
+
+/* Owner, at a recorded PARK: remembers its time, checks the perf ring. */
+static inline void d9_sched_park(uint64_t ts)
+{
+    d9_tls.park_ts = ts;
+    d9_sched_check();
+}
+
 /* Emits PARK (flushing pending POLL_NOWAIT first). Returns 1 when recorded,
  * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
@@ -175,15 +206,14 @@ void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);
 
 /* d9_park for a caller that checked d9_may_record(), with its every-loop-
  * turn case inline: the thread registered, no zero-timeout polls pending,
- * the ring neither full nor becoming half full by the cached tail. Every
+ * the ring neither full nor at a half-full check point. Every
  * other case is d9_park's. Same events, same result. */
 static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns)
 {
-    struct d9_slot *s = d9_self;
-    if (D9_LIKELY(s != NULL) && D9_LIKELY(!s->nowait_count)) {
+    if (D9_LIKELY(d9_self != NULL) && D9_LIKELY(!d9_tls.nowait_count)) {
         uint64_t now = d9_stamp();
-        if (D9_LIKELY(d9_push_fast(s, now, D9_EV_PARK, call, target, (uint64_t)timeout_ns))) {
-            d9_sched_park(&s->sched, now);
+        if (D9_LIKELY(d9_push_fast(now, D9_EV_PARK, call, target, (uint64_t)timeout_ns))) {
+            d9_sched_park(now);
             return 1;
         }
     }
@@ -197,10 +227,10 @@ static inline void d9_unpark_fast(uint8_t call, int64_t result)
     struct d9_slot *s = d9_self;
     if (D9_LIKELY(s != NULL)) {
         uint64_t now = d9_stamp();
-        if (D9_LIKELY(d9_push_fast(s, now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
-            if (D9_UNLIKELY(now - s->sched.park_ts >= d9_min_park_stamps))
+        if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
+            if (D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps))
                 d9_unpark_schedstat(s, now);
-            d9_sched_check(&s->sched);
+            d9_sched_check();
             return;
         }
     }
@@ -211,7 +241,6 @@ static inline void d9_unpark_fast(uint8_t call, int64_t result)
 
 int d9_writer_start(void);  /* creates the writer thread, all signals blocked */
 void d9_writer_stop(void);  /* final drain, seal, join; idempotent */
-void d9_writer_kick(void);  /* a ring is half full: drain soon */
 void d9_writer_after_fork_child(void);
 
 #endif

@@ -17,8 +17,10 @@
 extern struct d9_config d9_cfg; /* init.c: read once by the constructor */
 
 /* ---- emit.c ------------------------------------------------------------ */
-/* Pushes one event into s's ring (owner thread only); counts a drop when
- * full, kicks the writer when the ring becomes half full. 0 or -1 (dropped). */
+/* Pushes one event into s's ring; s is the calling thread's own slot (the
+ * producer's cursor is in its TLS). Counts a drop when full, kicks the
+ * writer when the ring is more than half full at a check point (ring.h).
+ * 0 or -1 (dropped). */
 int d9_slot_push(struct d9_slot *s, uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
 /* THREAD_NAME of name (up to 15 bytes) at ts: builds it / pushes it. */
 void d9_name_event(struct d9_raw_event *ev, uint64_t ts, const char *name);

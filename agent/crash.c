@@ -139,8 +139,10 @@ static int put(int fd, uint32_t tid, const struct d9_raw_event *ev)
     return 0; /* does not encode: skipped */
 }
 
-/* Every slot's ring from its tail to its head, without moving the tail
- * (the writer is the consumer; if it is mid-cycle its pops may overlap). */
+/* Every slot's published events, without taking them (the writer is the
+ * consumer). They are one run of used entries (ring.h); a writer stopped
+ * mid-pop has freed the first of them before it moved its tail, so the
+ * scan steps over free entries up to the run, a ring's length at most. */
 static int write_rings(int fd)
 {
     struct d9_clock_line line = d9_clock_line_now(); /* the writer's may be mid-update */
@@ -149,10 +151,11 @@ static int write_rings(int fd)
         uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
         if ((st != D9_SLOT_LIVE && st != D9_SLOT_EXITED) || !s->ring.buf)
             continue;
-        uint64_t t = atomic_load_explicit(&s->ring.tail, memory_order_acquire);
-        uint64_t h = atomic_load_explicit(&s->ring.head, memory_order_acquire);
-        for (; t < h; t++) {
-            struct d9_raw_event ev = s->ring.buf[t & (s->ring.cap - 1)];
+        uint64_t t = atomic_load_explicit(&s->ring.tail, memory_order_relaxed), end = t + s->ring.cap;
+        while (t < end && !d9_ring_entry_used(&s->ring.buf[t & s->ring.mask]))
+            t++;
+        for (; t < end && d9_ring_entry_used(&s->ring.buf[t & s->ring.mask]); t++) {
+            struct d9_raw_event ev = s->ring.buf[t & s->ring.mask];
             d9_clock_event_on(&line, &ev);
             if (put(fd, s->tid, &ev) < 0)
                 return -1;

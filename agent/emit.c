@@ -12,7 +12,8 @@ _Atomic int d9_recording;
 D9_TLS struct d9_tls d9_tls;
 uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps, d9_stat_gap_stamps;
 
-/* Rare: the ring just became half full. The kick may make a syscall; the
+/* Rare: the ring holds more than half its capacity at a check point
+ * (ring.h). The kick may make a syscall; the
  * application's errno survives it. Not marked cold: GCC then moved the
  * whole push after the publish, PARK's included, into .text.unlikely. */
 __attribute__((noinline)) static void kick(void)
@@ -30,36 +31,32 @@ __attribute__((noinline, cold)) static void count_drop(struct d9_slot *s)
 /* The event is written in place into the ring entry (no temporary, no second
  * copy) and published with one release store. The last entry is kept for
  * THREAD_EXIT: every thread's trace ends with its exit even when its ring
- * filled up (its losses are DROP counts). */
+ * filled up (its losses are DROP counts). s is the calling thread's slot. */
 static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint64_t ts, uint8_t type,
                                                          uint8_t call, uint16_t len, uint64_t a, uint64_t b)
 {
-    struct d9_raw_event *e = d9_ring_reserve(&s->ring, type != D9_EV_THREAD_EXIT);
+    struct d9_raw_event *e = d9_ring_reserve(&d9_tls.ring, type != D9_EV_THREAD_EXIT);
     if (D9_UNLIKELY(!e)) {
         count_drop(s);
         return -1;
     }
     e->ts = ts;
-    e->type = type;
-    e->call = call;
-    e->len = len;
-    e->x = 0;
     e->a = a;
     e->b = b;
-    if (D9_UNLIKELY(d9_ring_publish(&s->ring)))
+    struct d9_raw_event w = {.type = type, .call = call, .len = len};
+    if (D9_UNLIKELY(d9_ring_publish(&d9_tls.ring, e, w.word)))
         kick();
     return 0;
 }
 
 static int push_ev(struct d9_slot *s, const struct d9_raw_event *ev)
 {
-    struct d9_raw_event *e = d9_ring_reserve(&s->ring, ev->type != D9_EV_THREAD_EXIT);
-    if (D9_UNLIKELY(!e)) {
+    int half;
+    if (d9_ring_push_keep(&d9_tls.ring, ev, &half, ev->type != D9_EV_THREAD_EXIT) < 0) {
         count_drop(s);
         return -1;
     }
-    *e = *ev;
-    if (D9_UNLIKELY(d9_ring_publish(&s->ring)))
+    if (D9_UNLIKELY(half))
         kick();
     return 0;
 }
@@ -131,9 +128,9 @@ void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t 
 
 void d9_flush_nowait(struct d9_slot *s)
 {
-    if (s->nowait_count) {
-        d9_slot_push(s, d9_stamp(), D9_EV_POLL_NOWAIT, s->nowait_call, s->nowait_count, 0);
-        s->nowait_count = 0;
+    if (d9_tls.nowait_count) {
+        d9_slot_push(s, d9_stamp(), D9_EV_POLL_NOWAIT, d9_tls.nowait_call, d9_tls.nowait_count, 0);
+        d9_tls.nowait_count = 0;
     }
 }
 
@@ -141,7 +138,7 @@ void d9_sched_poke(void)
 {
     struct d9_slot *s = d9_self;
     if (s && !d9_busy)
-        d9_sched_check(&s->sched);
+        d9_sched_check();
 }
 
 void d9_note_nowait(uint8_t call)
@@ -150,10 +147,10 @@ void d9_note_nowait(uint8_t call)
     if (!s)
         return;
     enter();
-    s->nowait_call = call;
-    if (++s->nowait_count >= D9_NOWAIT_FLUSH)
+    d9_tls.nowait_call = call;
+    if (++d9_tls.nowait_count >= D9_NOWAIT_FLUSH)
         d9_flush_nowait(s);
-    d9_sched_check(&s->sched);
+    d9_sched_check();
     leave();
 }
 
@@ -165,11 +162,11 @@ int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
     if (!s)
         return 0;
     enter();
-    if (D9_UNLIKELY(s->nowait_count))
+    if (D9_UNLIKELY(d9_tls.nowait_count))
         d9_flush_nowait(s);
     uint64_t now = d9_stamp();
     int ok = push_at(s, now, D9_EV_PARK, call, 0, target, (uint64_t)timeout_ns) == 0;
-    d9_sched_park(&s->sched, now);
+    d9_sched_park(now);
     leave();
     return ok;
 }
@@ -183,7 +180,7 @@ void d9_unpark(uint8_t call, int64_t result)
     uint64_t now = d9_stamp();
     push_at(s, now, D9_EV_UNPARK, call, 0, 0, (uint64_t)result);
     d9_sched_unpark(s, now); /* a syscall, but only after a long park */
-    d9_sched_check(&s->sched);
+    d9_sched_check();
     leave();
 }
 

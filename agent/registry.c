@@ -84,12 +84,10 @@ static struct d9_slot *claim(uint32_t tid)
             }
             s->ring.buf = b;
             s->ring.cap = ring_events;
-            s->ring.half = ring_events / 2;
             s->ring.mask = ring_events - 1;
         }
         atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
         s->tid = tid;
-        s->nowait_count = 0;
         s->name[0] = 0;
         uint32_t l = atomic_load(&limit);
         while (l < i + 1 && !atomic_compare_exchange_weak(&limit, &l, i + 1))
@@ -116,6 +114,8 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
             d9_log("more than %u threads (DIAL9_MAX_THREADS) or out of memory: further threads are not recorded",
                    nslots);
     } else {
+        d9_ring_head_init(&d9_tls.ring, &s->ring); /* a claimed ring is all free */
+        d9_tls.nowait_count = 0;
         uint64_t now = d9_stamp();
         d9_slot_push(s, now, D9_EV_THREAD_START, 0, parent_tid, 0);
         char name[16];
@@ -156,20 +156,23 @@ void d9_thread_exit(void)
 /* Resets the consumer-side state of s so the next owner starts clean. */
 static void reset(struct d9_slot *s)
 {
-    atomic_store_explicit(&s->ring.head, 0, memory_order_relaxed);
     atomic_store_explicit(&s->ring.tail, 0, memory_order_relaxed);
-    s->ring.tail_seen = 0;
     atomic_store_explicit(&s->dropped, 0, memory_order_relaxed);
     s->drop_reported = 0;
     s->last_ns = 0;
-    s->nowait_count = 0;
     s->name[0] = 0;
     s->tid = 0;
 }
 
+/* A drained ring is all free; a fork child's copy may hold events its
+ * parent's writer had not taken: the pages go back to zero (private
+ * anonymous memory), without copying them. */
 static void release(struct d9_slot *s, int fork_child)
 {
     d9_sched_release(s, fork_child);
+    size_t bytes = (size_t)s->ring.cap * sizeof(struct d9_raw_event);
+    if (fork_child && s->ring.buf && madvise(s->ring.buf, bytes, MADV_DONTNEED) != 0)
+        memset(s->ring.buf, 0, bytes);
     reset(s);
     atomic_store_explicit(&s->state, D9_SLOT_FREE, memory_order_release);
     atomic_fetch_sub_explicit(&in_use, 1, memory_order_relaxed);

@@ -1,7 +1,18 @@
 /* ring.h - single-producer single-consumer ring of raw events.
  * The producer is the thread that owns the slot; the consumer is the writer
- * thread. Lock-free: the producer publishes with a release store of head,
- * the consumer frees space with a release store of tail. No syscalls.
+ * thread. Lock-free and without a shared head or tail: each entry says
+ * itself whether it holds an event. The producer fills a free entry and
+ * publishes it with one release store of its word (type, call, len, x;
+ * type 0, D9_EV_INVALID, never recorded, marks a free entry); the consumer
+ * copies published entries in order and frees each with a release store of
+ * a zero word. So the producer touches only its cursor (kept in the
+ * thread's TLS by the agent) and the entry it writes: no line of the
+ * slot's, which on a VM without PCID costs a page walk after every syscall
+ * (BENCHMARKS.md). No syscalls.
+ *
+ * Entries are consumed in order, so when entry h + k is free, so are the
+ * entries before it: one load checks the room for k more. A ring must start
+ * all free (zeroed memory); the consumer leaves it so once drained.
  */
 #ifndef DIAL9_RING_H
 #define DIAL9_RING_H
@@ -12,80 +23,106 @@
 
 #include "dial9_format.h"
 
+/* The consumer's side, and what both sides share. */
 struct d9_ring {
-    struct d9_raw_event *buf; /* cap entries; mapped once per slot, reused */
-    uint32_t cap;             /* power of two */
-    uint32_t half, mask;      /* cap / 2 and cap - 1, for the inline push (d9_emit_at) */
-    _Alignas(64) _Atomic uint64_t head; /* written by the producer */
-    uint64_t tail_seen;                 /* producer's copy of tail: the consumer's
-                                         * line is read only when this looks full */
-    _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
+    struct d9_raw_event *buf; /* cap entries, zeroed; mapped once per slot, reused */
+    uint32_t cap;             /* power of two, at least 16 */
+    uint32_t mask;            /* cap - 1 */
+    _Atomic uint64_t tail;    /* consumer: events taken so far (read by the crash dump) */
 };
 
-/* Producer, in place: returns the free entry to fill, or NULL when full
- * (the caller counts a drop). keep: entries that must stay free after this
- * push (1 for ordinary events, so a thread's final THREAD_EXIT always finds
- * room; 0 for that event). The consumer's tail is read only when the cached
- * copy says the ring is full, or when the push would make it half full. */
-static inline struct d9_raw_event *d9_ring_reserve(struct d9_ring *r, uint32_t keep)
+/* The producer's cursor. */
+struct d9_ring_head {
+    struct d9_raw_event *buf;
+    uint64_t head;  /* events published so far */
+    uint32_t mask;  /* cap - 1 */
+    uint32_t check; /* cap / 8 - 1: every cap / 8 pushes, d9_ring_publish
+                     * looks whether the ring is half full */
+};
+
+static inline void d9_ring_head_init(struct d9_ring_head *p, const struct d9_ring *r)
 {
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (__builtin_expect(h - r->tail_seen + keep >= r->cap, 0)) {
-        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (h - r->tail_seen + keep >= r->cap)
-            return NULL;
-    }
-    return &r->buf[h & (r->cap - 1)];
+    *p = (struct d9_ring_head){.buf = r->buf, .head = 0, .mask = r->mask, .check = r->cap / 8 - 1};
 }
 
-/* Publishes the entry d9_ring_reserve returned (one release store). Returns
- * 1 when this push is the one that made the ring half full (against the
- * consumer's current tail), so the caller kicks the writer once per fill. */
-static inline int d9_ring_publish(struct d9_ring *r)
+static inline int d9_ring_entry_used(const struct d9_raw_event *e)
 {
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed) + 1;
-    atomic_store_explicit(&r->head, h, memory_order_release);
-    if (__builtin_expect(h - r->tail_seen == r->cap / 2, 0)) {
-        r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        return h - r->tail_seen == r->cap / 2;
-    }
-    return 0;
+    return __atomic_load_n(&e->word, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Producer: the free entry to fill, or NULL when the ring is full (the
+ * caller counts a drop). keep: entries that must stay free after this push
+ * (1 for ordinary events, so a thread's final THREAD_EXIT always finds
+ * room; 0 for that event). */
+static inline struct d9_raw_event *d9_ring_reserve(const struct d9_ring_head *p, uint32_t keep)
+{
+    if (d9_ring_entry_used(&p->buf[(p->head + keep) & p->mask]))
+        return NULL;
+    return &p->buf[p->head & p->mask];
+}
+
+/* Publishes e, the entry d9_ring_reserve returned, with its word (the
+ * entry's other members already stored). Returns 1 at a check point when
+ * the ring holds more than half its capacity, so the caller kicks the
+ * writer: at most every cap / 8 pushes while the writer lags. */
+static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
+{
+    __atomic_store_n(&e->word, word, __ATOMIC_RELEASE);
+    uint64_t h = ++p->head;
+    if (__builtin_expect((h & p->check) != 0, 1))
+        return 0;
+    return d9_ring_entry_used(&p->buf[(h + (p->mask >> 1)) & p->mask]);
+}
+
+/* The word of an event's type, call, len and x. */
+static inline uint64_t d9_ring_word(const struct d9_raw_event *ev)
+{
+    struct d9_raw_event w = {.type = ev->type, .call = ev->call, .len = ev->len, .x = ev->x};
+    return w.word;
 }
 
 /* Producer, by copy: 0 when stored, -1 when full; *half as d9_ring_publish. */
-static inline int d9_ring_push_keep(struct d9_ring *r, const struct d9_raw_event *ev, int *half, uint32_t keep)
+static inline int d9_ring_push_keep(struct d9_ring_head *p, const struct d9_raw_event *ev, int *half, uint32_t keep)
 {
-    struct d9_raw_event *e = d9_ring_reserve(r, keep);
+    struct d9_raw_event *e = d9_ring_reserve(p, keep);
     if (!e)
         return -1;
-    *e = *ev;
-    *half = d9_ring_publish(r);
+    e->ts = ev->ts;
+    e->a = ev->a;
+    e->b = ev->b;
+    *half = d9_ring_publish(p, e, d9_ring_word(ev));
     return 0;
 }
 
-static inline int d9_ring_push(struct d9_ring *r, const struct d9_raw_event *ev, int *half)
+static inline int d9_ring_push(struct d9_ring_head *p, const struct d9_raw_event *ev, int *half)
 {
-    return d9_ring_push_keep(r, ev, half, 0);
+    return d9_ring_push_keep(p, ev, half, 0);
 }
 
-/* Consumer: copies up to max events into out, frees their space, returns n. */
+/* Consumer: copies up to max events into out, frees their entries, returns n. */
 static inline uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, uint32_t max)
 {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     uint32_t n = 0;
-    while (t + n < h && n < max) {
-        out[n] = r->buf[(t + n) & (r->cap - 1)];
+    while (n < max) {
+        struct d9_raw_event *e = &r->buf[(t + n) & r->mask];
+        if (!d9_ring_entry_used(e))
+            break;
+        out[n] = *e;
+        __atomic_store_n(&e->word, 0, __ATOMIC_RELEASE);
         n++;
     }
-    atomic_store_explicit(&r->tail, t + n, memory_order_release);
+    atomic_store_explicit(&r->tail, t + n, memory_order_relaxed);
     return n;
 }
 
-static inline uint64_t d9_ring_used(struct d9_ring *r)
+/* Events published and not yet taken (consumer, or a reader that stopped it). */
+static inline uint64_t d9_ring_used(const struct d9_ring *r)
 {
-    return atomic_load_explicit(&r->head, memory_order_acquire) -
-           atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), n = 0;
+    while (n < r->cap && d9_ring_entry_used(&r->buf[(t + n) & r->mask]))
+        n++;
+    return n;
 }
 
 #endif

@@ -128,7 +128,8 @@ static int open_perf(struct d9_sched *sc)
 void d9_sched_register(struct d9_slot *s)
 {
     struct d9_sched *sc = &s->sched;
-    sc->park_ts = 0;
+    d9_tls.park_ts = 0;
+    d9_tls.perf = NULL;
     sc->stat_ts = 0;
     sc->sw = (struct d9_switch_state){0, 0};
     atomic_store_explicit(&sc->exit_ts, 0, memory_order_relaxed);
@@ -138,8 +139,10 @@ void d9_sched_register(struct d9_slot *s)
     uint32_t on = 0;
     if (open_schedstat(sc) == 0)
         on |= D9_SCHED_STAT;
-    if (d9_cfg.preempt && open_perf(sc) == 0)
+    if (d9_cfg.preempt && open_perf(sc) == 0) {
         on |= D9_SCHED_PERF;
+        d9_tls.perf = sc->perf; /* the owner's half-full check reads it there */
+    }
     atomic_store_explicit(&sc->on, on, memory_order_release); /* the writer may look now */
     errno = saved;
 }
@@ -147,7 +150,7 @@ void d9_sched_register(struct d9_slot *s)
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
-    if (ts - sc->park_ts < d9_min_park_stamps || ts - sc->stat_ts < d9_stat_gap_stamps || sc->stat_broken ||
+    if (ts - d9_tls.park_ts < d9_min_park_stamps || ts - sc->stat_ts < d9_stat_gap_stamps || sc->stat_broken ||
         !(atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_STAT))
         return;
     int saved = errno;

@@ -50,7 +50,6 @@ struct d9_sched {
     uint64_t stat_ino;    /* fstat inode of stat_fd, and */
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
-    uint64_t park_ts;     /* owner: stamp (clock.h) of the thread's last PARK */
     uint64_t stat_ts;     /* owner: stamp of the last schedstat read (0: none yet) */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
     _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
@@ -58,34 +57,10 @@ struct d9_sched {
 };
 
 struct d9_slot;
-void d9_writer_kick(void);
 
 /* Owner, registering (d9_busy held): opens the schedstat fd and the perf
  * event of the calling thread. Failures degrade with one stderr line. */
 void d9_sched_register(struct d9_slot *s);
-
-/* Owner: wakes the writer when the perf ring is half full (loads, no
- * syscall unless the writer sleeps). Checked at each recorded PARK and
- * UNPARK, zero-timeout poll and contended lock: a thread that polls without
- * parking (node's loop) is still switched out at every wake-up preemption
- * and lock wait, and its records must not wait for the writer's next period
- * (2048 records: ~100 ms of node's main thread at 12k requests/s). */
-static inline void d9_sched_check(struct d9_sched *sc)
-{
-    if (atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_PERF) {
-        uint64_t head = __atomic_load_n(&sc->perf->data_head, __ATOMIC_RELAXED);
-        uint64_t tail = __atomic_load_n(&sc->perf->data_tail, __ATOMIC_RELAXED);
-        if (head - tail >= sc->perf->data_size / 2)
-            d9_writer_kick();
-    }
-}
-
-/* Owner, at a recorded PARK: remembers its time, checks the perf ring. */
-static inline void d9_sched_park(struct d9_sched *sc, uint64_t ts)
-{
-    sc->park_ts = ts;
-    d9_sched_check(sc);
-}
 
 /* Owner, right after pushing the UNPARK stamped ts (d9_busy held): after a
  * long park, pushes SCHED_DELAY at ts when run_delay grew. */

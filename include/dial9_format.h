@@ -109,10 +109,16 @@ static inline const char *d9_type_name(unsigned type)
 /* 32 bytes, one cache-line half. The writer encodes it using the schema. */
 struct d9_raw_event {
     uint64_t ts;    /* in a ring: a stamp (agent/clock.h); CLOCK_MONOTONIC ns once the writer has it */
-    uint8_t type;   /* enum d9_type */
-    uint8_t call;   /* enum d9_call, or epoll_ctl op */
-    uint16_t len;   /* name length for THREAD_NAME; fd kind for SLOW_SYSCALL */
-    int32_t x;      /* extra small field: the fd of SLOW_SYSCALL (-1 none) */
+    union {
+        struct {
+            uint8_t type;   /* enum d9_type */
+            uint8_t call;   /* enum d9_call, or epoll_ctl op */
+            uint16_t len;   /* name length for THREAD_NAME; fd kind for SLOW_SYSCALL */
+            int32_t x;      /* extra small field: the fd of SLOW_SYSCALL (-1 none) */
+        };
+        uint64_t word; /* the four above as one word: a ring (agent/ring.h)
+                        * publishes an entry by storing it last */
+    };
     uint64_t a;     /* first field (target / parent / count / epfd) */
     uint64_t b;     /* second field (timeout / result / count / fd) */
 };
