@@ -13,9 +13,9 @@ D9_TLS struct d9_tls d9_tls;
 uint64_t d9_slow_stamps, d9_lock_stamps, d9_min_park_stamps, d9_stat_gap_stamps;
 
 /* Rare: the ring holds more than half its capacity at a check point
- * (ring.h). The kick may make a syscall; the
- * application's errno survives it. Not marked cold: GCC then moved the
- * whole push after the publish, PARK's included, into .text.unlikely. */
+ * (ring.h). The kick may make a syscall; the application's errno survives
+ * it. Not marked cold: GCC then moved the whole push after the publish,
+ * PARK's included, into .text.unlikely. */
 __attribute__((noinline)) static void kick(void)
 {
     int err = errno;
@@ -33,7 +33,8 @@ __attribute__((noinline, cold)) static void count_drop(struct d9_slot *s)
  * THREAD_EXIT: every thread's trace ends with its exit even when its ring
  * filled up (its losses are DROP counts). s is the calling thread's slot. */
 static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint64_t ts, uint8_t type,
-                                                         uint8_t call, uint16_t len, uint64_t a, uint64_t b)
+                                                         uint8_t call, uint16_t len, int32_t x, uint64_t a,
+                                                         uint64_t b)
 {
     struct d9_raw_event *e = d9_ring_reserve(&d9_tls.ring, type != D9_EV_THREAD_EXIT);
     if (D9_UNLIKELY(!e)) {
@@ -43,7 +44,7 @@ static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint
     e->ts = ts;
     e->a = a;
     e->b = b;
-    struct d9_raw_event w = {.type = type, .call = call, .len = len};
+    struct d9_raw_event w = {.type = type, .call = call, .len = len, .x = x};
     if (D9_UNLIKELY(d9_ring_publish(&d9_tls.ring, e, w.word)))
         kick();
     return 0;
@@ -51,19 +52,12 @@ static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint
 
 static int push_ev(struct d9_slot *s, const struct d9_raw_event *ev)
 {
-    int half;
-    if (d9_ring_push_keep(&d9_tls.ring, ev, &half, ev->type != D9_EV_THREAD_EXIT) < 0) {
-        count_drop(s);
-        return -1;
-    }
-    if (D9_UNLIKELY(half))
-        kick();
-    return 0;
+    return push_at(s, ev->ts, ev->type, ev->call, ev->len, ev->x, ev->a, ev->b);
 }
 
 int d9_slot_push(struct d9_slot *s, uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    return push_at(s, ts, type, call, 0, a, b);
+    return push_at(s, ts, type, call, 0, 0, a, b);
 }
 
 void d9_name_event(struct d9_raw_event *ev, uint64_t ts, const char *name)
@@ -122,7 +116,7 @@ void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t 
     if (!s)
         return;
     enter();
-    push_at(s, ts, type, call, 0, a, b);
+    push_at(s, ts, type, call, 0, 0, a, b);
     leave();
 }
 
@@ -165,7 +159,7 @@ int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
     if (D9_UNLIKELY(d9_tls.nowait_count))
         d9_flush_nowait(s);
     uint64_t now = d9_stamp();
-    int ok = push_at(s, now, D9_EV_PARK, call, 0, target, (uint64_t)timeout_ns) == 0;
+    int ok = push_at(s, now, D9_EV_PARK, call, 0, 0, target, (uint64_t)timeout_ns) == 0;
     d9_sched_park(now);
     leave();
     return ok;
@@ -178,7 +172,7 @@ void d9_unpark(uint8_t call, int64_t result)
         return;
     enter();
     uint64_t now = d9_stamp();
-    push_at(s, now, D9_EV_UNPARK, call, 0, 0, (uint64_t)result);
+    push_at(s, now, D9_EV_UNPARK, call, 0, 0, 0, (uint64_t)result);
     d9_sched_unpark(s, now); /* a syscall, but only after a long park */
     d9_sched_check();
     leave();

@@ -74,31 +74,6 @@ static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e
     return d9_ring_entry_used(&p->buf[(h + (p->mask >> 1)) & p->mask]);
 }
 
-/* The word of an event's type, call, len and x. */
-static inline uint64_t d9_ring_word(const struct d9_raw_event *ev)
-{
-    struct d9_raw_event w = {.type = ev->type, .call = ev->call, .len = ev->len, .x = ev->x};
-    return w.word;
-}
-
-/* Producer, by copy: 0 when stored, -1 when full; *half as d9_ring_publish. */
-static inline int d9_ring_push_keep(struct d9_ring_head *p, const struct d9_raw_event *ev, int *half, uint32_t keep)
-{
-    struct d9_raw_event *e = d9_ring_reserve(p, keep);
-    if (!e)
-        return -1;
-    e->ts = ev->ts;
-    e->a = ev->a;
-    e->b = ev->b;
-    *half = d9_ring_publish(p, e, d9_ring_word(ev));
-    return 0;
-}
-
-static inline int d9_ring_push(struct d9_ring_head *p, const struct d9_raw_event *ev, int *half)
-{
-    return d9_ring_push_keep(p, ev, half, 0);
-}
-
 /* Consumer: copies up to max events into out, frees their entries, returns n. */
 static inline uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, uint32_t max)
 {
