@@ -48,9 +48,8 @@ struct d9_slot {
 
 /* Per-thread agent state (initial-exec TLS: no allocation, async-signal-
  * safe). Everything the owner's hot path reads or writes is here, next to
- * libc's own thread data, not in the slot: after a syscall on a VM without
- * PCID every page touched again costs a page walk (BENCHMARKS.md), and this
- * one is touched anyway. Set up by d9_register_self. */
+ * libc's own thread data, not in the slot, whose lines a thread coming back
+ * from a park finds cold (ring.h). Set up by d9_register_self. */
 struct d9_tls {
     struct d9_slot *self;      /* NULL until the first event */
     int busy;                  /* >0 while inside the agent: no recording */

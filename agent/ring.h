@@ -6,9 +6,10 @@
  * type 0, D9_EV_INVALID, never recorded, marks a free entry); the consumer
  * copies published entries in order and frees each with a release store of
  * a zero word. So the producer touches only its cursor (kept in the
- * thread's TLS by the agent) and the entry it writes: no line of the
- * slot's, which on a VM without PCID costs a page walk after every syscall
- * (BENCHMARKS.md). No syscalls.
+ * thread's TLS by the agent) and the entry it writes, no line of the slot
+ * (reading the slot after each park cost Tokio 1.8% more CPU per request
+ * on the bench VM: BENCHMARKS.md, "Rings without a shared head"). No
+ * syscalls.
  *
  * Entries are consumed in order, so when entry h + k is free, so are the
  * entries before it: one load checks the room for k more. A ring must start
