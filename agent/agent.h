@@ -101,16 +101,13 @@ static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8
     struct d9_ring_head *p = &d9_tls.ring;
     d9_busy = 1; /* before head is read: a signal handler's push cannot interleave */
     atomic_signal_fence(memory_order_seq_cst);
-    uint64_t h = p->head;
-    int fits = D9_LIKELY((h + 1) & p->check) && D9_LIKELY(!d9_ring_entry_used(&p->buf[(h + 1) & p->mask]));
+    struct d9_raw_event *e = NULL;
+    int fits = D9_LIKELY(!d9_ring_next_checks(p)) && D9_LIKELY((e = d9_ring_reserve(p, 1)) != NULL);
     if (fits) {
-        struct d9_raw_event *e = &p->buf[h & p->mask];
         e->ts = ts;
         e->a = a;
         e->b = b;
-        struct d9_raw_event w = {.type = type, .call = call}; /* a constant for the interposer's type */
-        __atomic_store_n(&e->word, w.word, __ATOMIC_RELEASE);
-        p->head = h + 1;
+        d9_ring_commit(p, e, d9_ring_word(type, call, 0, 0)); /* a constant for the interposer's type */
     }
     atomic_signal_fence(memory_order_seq_cst);
     d9_busy = 0;

@@ -44,8 +44,7 @@ static inline __attribute__((always_inline)) int push_at(struct d9_slot *s, uint
     e->ts = ts;
     e->a = a;
     e->b = b;
-    struct d9_raw_event w = {.type = type, .call = call, .len = len, .x = x};
-    if (D9_UNLIKELY(d9_ring_publish(&d9_tls.ring, e, w.word)))
+    if (D9_UNLIKELY(d9_ring_publish(&d9_tls.ring, e, d9_ring_word(type, call, len, x))))
         kick();
     return 0;
 }

@@ -62,14 +62,35 @@ static inline struct d9_raw_event *d9_ring_reserve(const struct d9_ring_head *p,
     return &p->buf[p->head & p->mask];
 }
 
+/* The word of an entry: its type, call, len and x. */
+static inline uint64_t d9_ring_word(uint8_t type, uint8_t call, uint16_t len, int32_t x)
+{
+    struct d9_raw_event w = {.type = type, .call = call, .len = len, .x = x};
+    return w.word;
+}
+
+/* 1 when the next push is one of the check points of d9_ring_publish (the
+ * agent's inline push leaves those to its slow path). */
+static inline int d9_ring_next_checks(const struct d9_ring_head *p)
+{
+    return ((p->head + 1) & p->check) == 0;
+}
+
 /* Publishes e, the entry d9_ring_reserve returned, with its word (the
- * entry's other members already stored). Returns 1 at a check point when
- * the ring holds more than half its capacity, so the caller kicks the
- * writer: at most every cap / 8 pushes while the writer lags. */
-static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
+ * entry's other members already stored), and moves the cursor on. */
+static inline void d9_ring_commit(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
 {
     __atomic_store_n(&e->word, word, __ATOMIC_RELEASE);
-    uint64_t h = ++p->head;
+    p->head++;
+}
+
+/* d9_ring_commit, then: 1 at a check point when the ring holds more than
+ * half its capacity, so the caller kicks the writer: at most every cap / 8
+ * pushes while the writer lags. */
+static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
+{
+    d9_ring_commit(p, e, word);
+    uint64_t h = p->head;
     if (__builtin_expect((h & p->check) != 0, 1))
         return 0;
     return d9_ring_entry_used(&p->buf[(h + (p->mask >> 1)) & p->mask]);
@@ -89,15 +110,6 @@ static inline uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, 
         n++;
     }
     atomic_store_explicit(&r->tail, t + n, memory_order_relaxed);
-    return n;
-}
-
-/* Events published and not yet taken (consumer, or a reader that stopped it). */
-static inline uint64_t d9_ring_used(const struct d9_ring *r)
-{
-    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), n = 0;
-    while (n < r->cap && d9_ring_entry_used(&r->buf[(t + n) & r->mask]))
-        n++;
     return n;
 }
 
