@@ -56,6 +56,8 @@ struct d9_tls {
     int exited;                /* the thread passed its exit: record nothing */
     struct d9_ring_head ring;  /* producer's cursor into self's ring */
     uint64_t park_ts;          /* stamp (clock.h) of the thread's last PARK */
+    uint64_t stat_after;       /* stamp from which an UNPARK may read schedstat; UINT64_MAX:
+                                * never (no schedstat fd, or it broke; scheduling.h) */
     struct perf_event_mmap_page *perf; /* self's perf ring, NULL without one (scheduling.h) */
     uint32_t nowait_count;     /* zero-timeout polls not yet written */
     uint8_t nowait_call;       /* call of the latest zero-timeout poll */
@@ -217,14 +219,16 @@ static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns
 }
 
 /* d9_unpark after d9_park_fast returned 1, inline likewise; the schedstat
- * read after a long park stays out of line. */
+ * read after a long park stays out of line, and is called only when due:
+ * both of its gates are in the TLS block, so a long park that does not
+ * read touches no line of the slot (cold after a park; ring.h). */
 static inline void d9_unpark_fast(uint8_t call, int64_t result)
 {
     struct d9_slot *s = d9_self;
     if (D9_LIKELY(s != NULL)) {
         uint64_t now = d9_stamp();
         if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
-            if (D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps))
+            if (D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps) && D9_UNLIKELY(now >= d9_tls.stat_after))
                 d9_unpark_schedstat(s, now);
             d9_sched_check();
             return;

@@ -76,7 +76,6 @@ static int open_schedstat(struct d9_sched *sc)
         return -1;
     sc->stat_fd = fd;
     sc->stat_ino = st.st_ino;
-    sc->stat_broken = 0;
     return 0;
 }
 
@@ -129,16 +128,18 @@ void d9_sched_register(struct d9_slot *s)
 {
     struct d9_sched *sc = &s->sched;
     d9_tls.park_ts = 0;
+    d9_tls.stat_after = UINT64_MAX;
     d9_tls.perf = NULL;
-    sc->stat_ts = 0;
     sc->sw = (struct d9_switch_state){0, 0};
     atomic_store_explicit(&sc->exit_ts, 0, memory_order_relaxed);
     if (!d9_cfg.sched)
         return;
     int saved = errno;
     uint32_t on = 0;
-    if (open_schedstat(sc) == 0)
+    if (open_schedstat(sc) == 0) {
         on |= D9_SCHED_STAT;
+        d9_tls.stat_after = 0; /* the first long park reads */
+    }
     if (d9_cfg.preempt && open_perf(sc) == 0) {
         on |= D9_SCHED_PERF;
         d9_tls.perf = sc->perf; /* the owner's half-full check reads it there */
@@ -150,18 +151,17 @@ void d9_sched_register(struct d9_slot *s)
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
-    if (ts - d9_tls.park_ts < d9_min_park_stamps || ts - sc->stat_ts < d9_stat_gap_stamps || sc->stat_broken ||
-        !(atomic_load_explicit(&sc->on, memory_order_relaxed) & D9_SCHED_STAT))
+    if (ts - d9_tls.park_ts < d9_min_park_stamps || ts < d9_tls.stat_after)
         return;
     int saved = errno;
     uint64_t rd;
     if (read_run_delay(sc->stat_fd, &rd) < 0) {
-        sc->stat_broken = 1; /* the host closed our fd, the number now names something else */
+        d9_tls.stat_after = UINT64_MAX; /* the host closed our fd, the number now names something else */
     } else {
         if (rd > sc->run_delay)
             d9_slot_push(s, ts, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, 0);
         sc->run_delay = rd;
-        sc->stat_ts = ts;
+        d9_tls.stat_after = ts + d9_stat_gap_stamps;
     }
     errno = saved;
 }

@@ -10,7 +10,9 @@
  * before it). The read is a syscall through procfs, 1.5-5 us on the bench
  * VM: at one per ms per thread it cost Tokio 2% more CPU per request
  * (BENCHMARKS.md); at one per 10 ms it is under 0.05% of a core per
- * thread. The event carries the run_delay increase since the previous
+ * thread. Both gates are checked in the owner's TLS (d9_tls.park_ts and
+ * .stat_after), not in this slot's lines. The event carries the run_delay
+ * increase since the previous
  * reading: run-queue waits of the busy period and of parks too short to
  * read, as well as the wake-up's.
  *
@@ -46,11 +48,9 @@ struct d9_sched {
     _Atomic uint32_t on;  /* D9_SCHED_*: published by the owner (release) once set up */
     int stat_fd;          /* owner's /proc/thread-self/schedstat, kept open */
     int perf_fd;          /* owner's perf event */
-    int stat_broken;      /* owner: the fd stopped giving schedstat text; read no more */
     uint64_t stat_ino;    /* fstat inode of stat_fd, and */
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
-    uint64_t stat_ts;     /* owner: stamp of the last schedstat read (0: none yet) */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
     _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
     struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */
