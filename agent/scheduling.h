@@ -12,9 +12,8 @@
  * (BENCHMARKS.md); at one per 10 ms it is under 0.05% of a core per
  * thread. Both gates are checked in the owner's TLS (d9_tls.park_ts and
  * .stat_after), not in this slot's lines. The event carries the run_delay
- * increase since the previous
- * reading: run-queue waits of the busy period and of parks too short to
- * read, as well as the wake-up's.
+ * increase since the previous reading: run-queue waits of the busy period
+ * and of parks too short to read, as well as the wake-up's.
  *
  * PREEMPT (only with DIAL9_PREEMPT=1): a per-thread perf event (software
  * dummy, context_switch=1, times on CLOCK_MONOTONIC) fills a ring the
