@@ -125,6 +125,9 @@ static struct timespec abs_in(clockid_t clk, long ms)
     if (t.tv_nsec >= 1000000000) {
         t.tv_sec++;
         t.tv_nsec -= 1000000000;
+    } else if (t.tv_nsec < 0) { /* a time in the past: tv_nsec must stay in [0, 1e9) */
+        t.tv_sec--;
+        t.tv_nsec += 1000000000;
     }
     return t;
 }
