@@ -195,11 +195,20 @@ static inline void d9_sched_park(uint64_t ts)
     d9_sched_check();
 }
 
+/* Owner, at an UNPARK stamped now: 1 when it reads schedstat (scheduling.h):
+ * the park lasted D9_SCHED_MIN_PARK_NS or more and the last reading is
+ * D9_SCHED_MIN_GAP_NS old. Both gates are in the TLS block, so a long park
+ * that does not read touches no line of the slot (cold after a park; ring.h). */
+static inline int d9_sched_due(uint64_t now)
+{
+    return D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps) && D9_UNLIKELY(now >= d9_tls.stat_after);
+}
+
 /* Emits PARK (flushing pending POLL_NOWAIT first). Returns 1 when recorded,
  * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
 void d9_unpark(uint8_t call, int64_t result);
-/* d9_unpark's schedstat read after a long park, out of line (d9_busy held inside). */
+/* d9_unpark's schedstat read when d9_sched_due, out of line (d9_busy held inside). */
 void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);
 
 /* d9_park for a caller that checked d9_may_record(), with its every-loop-
@@ -219,16 +228,14 @@ static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns
 }
 
 /* d9_unpark after d9_park_fast returned 1, inline likewise; the schedstat
- * read after a long park stays out of line, and is called only when due:
- * both of its gates are in the TLS block, so a long park that does not
- * read touches no line of the slot (cold after a park; ring.h). */
+ * read, when due, stays out of line. */
 static inline void d9_unpark_fast(uint8_t call, int64_t result)
 {
     struct d9_slot *s = d9_self;
     if (D9_LIKELY(s != NULL)) {
         uint64_t now = d9_stamp();
         if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
-            if (D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps) && D9_UNLIKELY(now >= d9_tls.stat_after))
+            if (d9_sched_due(now))
                 d9_unpark_schedstat(s, now);
             d9_sched_check();
             return;

@@ -172,7 +172,8 @@ void d9_unpark(uint8_t call, int64_t result)
     enter();
     uint64_t now = d9_stamp();
     push_at(s, now, D9_EV_UNPARK, call, 0, 0, 0, (uint64_t)result);
-    d9_sched_unpark(s, now); /* a syscall, but only after a long park */
+    if (d9_sched_due(now))
+        d9_sched_unpark(s, now); /* a syscall */
     d9_sched_check();
     leave();
 }

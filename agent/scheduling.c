@@ -151,8 +151,6 @@ void d9_sched_register(struct d9_slot *s)
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
-    if (ts - d9_tls.park_ts < d9_min_park_stamps || ts < d9_tls.stat_after)
-        return;
     int saved = errno;
     uint64_t rd;
     if (read_run_delay(sc->stat_fd, &rd) < 0) {

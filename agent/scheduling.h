@@ -8,10 +8,10 @@
  * cannot hide a longer delay. And at most one read per D9_SCHED_MIN_GAP_NS
  * per thread (a park longer than that always reads: the last read came
  * before it). The read is a syscall through procfs, 1.5-5 us on the bench
- * VM: at one per ms per thread it cost Tokio 2% more CPU per request
- * (BENCHMARKS.md); at one per 10 ms it is under 0.05% of a core per
- * thread. Both gates are checked in the owner's TLS (d9_tls.park_ts and
- * .stat_after), not in this slot's lines. The event carries the run_delay
+ * VM: at one per ms per thread it cost Tokio 2% more CPU per request; at
+ * one per 10 ms, where each of Tokio's six threads stays, still about 0.7%
+ * there (BENCHMARKS.md, "The schedstat gate"). Both gates are checked in
+ * the owner's TLS (d9_sched_due), not in this slot's lines. The event carries the run_delay
  * increase since the previous reading: run-queue waits of the busy period
  * and of parks too short to read, as well as the wake-up's.
  *
@@ -61,8 +61,9 @@ struct d9_slot;
  * event of the calling thread. Failures degrade with one stderr line. */
 void d9_sched_register(struct d9_slot *s);
 
-/* Owner, right after pushing the UNPARK stamped ts (d9_busy held): after a
- * long park, pushes SCHED_DELAY at ts when run_delay grew. */
+/* Owner, right after pushing the UNPARK stamped ts, when d9_sched_due(ts)
+ * (agent.h; d9_busy held): reads run_delay, pushes SCHED_DELAY at ts when
+ * it grew, and sets when the next reading is due. */
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts);
 
 /* Owner, at THREAD_EXIT, before the slot is marked EXITED; ts: CLOCK_MONOTONIC
