@@ -54,7 +54,7 @@ struct d9_tls {
     struct d9_slot *self;      /* NULL until the first event */
     int busy;                  /* >0 while inside the agent: no recording */
     int exited;                /* the thread passed its exit: record nothing */
-    struct d9_ring_head ring;  /* producer's cursor into self's ring */
+    struct d9_ring_head ring;  /* producer's cursor into self's ring; all zero while self is NULL */
     uint64_t park_ts;          /* stamp (clock.h) of the thread's last PARK */
     uint64_t stat_after;       /* stamp from which an UNPARK may read schedstat; UINT64_MAX:
                                 * never (no schedstat fd, or it broke; scheduling.h) */
@@ -101,15 +101,17 @@ static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8
                                                                uint64_t b)
 {
     struct d9_ring_head *p = &d9_tls.ring;
-    d9_busy = 1; /* before head is read: a signal handler's push cannot interleave */
+    d9_busy = 1; /* before the cursor is read: a signal handler's push cannot interleave */
     atomic_signal_fence(memory_order_seq_cst);
-    struct d9_raw_event *e = NULL;
-    int fits = D9_LIKELY(!d9_ring_next_checks(p)) && D9_LIKELY((e = d9_ring_reserve(p, 1)) != NULL);
-    if (fits) {
+    uintptr_t after;
+    struct d9_raw_event *e;
+    int fits = d9_ring_reserve_fast(p, &e, &after);
+    if (D9_LIKELY(fits)) {
         e->ts = ts;
         e->a = a;
         e->b = b;
-        d9_ring_commit(p, e, d9_ring_word(type, call, 0, 0)); /* a constant for the interposer's type */
+        __atomic_store_n(&e->word, d9_ring_word(type, call, 0, 0), __ATOMIC_RELEASE); /* a constant */
+        p->next = (struct d9_raw_event *)after;
     }
     atomic_signal_fence(memory_order_seq_cst);
     d9_busy = 0;
@@ -119,14 +121,13 @@ static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8
 /* Records one event with stamp ts (clock.h) on the calling thread. Drops and
  * counts when the ring is full. Never blocks; preserves errno (only the slow
  * path's kick makes a syscall, and it saves errno). Inline, so an
- * interposer's constant type and call become one store. d9_exited needs no
- * check here: d9_self is NULL once it is set (or d9_busy held). Not for
+ * interposer's constant type and call become one store. Neither d9_self nor
+ * d9_exited needs a check here: without a slot the cursor is all zero and
+ * the inline push fails (ring.h), so the slow path decides. Not for
  * THREAD_EXIT (registry.c pushes it). */
 static inline void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    struct d9_slot *s = d9_self;
-    if (D9_LIKELY(s != NULL) && D9_LIKELY(!d9_busy) &&
-        D9_LIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed)) &&
+    if (D9_LIKELY(!d9_busy) && D9_LIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed)) &&
         D9_LIKELY(d9_push_fast(ts, type, call, a, b)))
         return;
     d9_emit_slow(ts, type, call, a, b);
@@ -138,7 +139,7 @@ static inline void d9_emit_at(uint64_t ts, uint8_t type, uint8_t call, uint64_t 
  * Recording may have stopped since; the event then stays in the ring. */
 static inline void d9_emit_since(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b)
 {
-    if (D9_LIKELY(d9_self != NULL) && D9_LIKELY(d9_push_fast(ts, type, call, a, b)))
+    if (D9_LIKELY(d9_push_fast(ts, type, call, a, b)))
         return;
     d9_emit_slow(ts, type, call, a, b);
 }
@@ -217,7 +218,7 @@ void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);
  * other case is d9_park's. Same events, same result. */
 static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns)
 {
-    if (D9_LIKELY(d9_self != NULL) && D9_LIKELY(!d9_tls.nowait_count)) {
+    if (D9_LIKELY(!d9_tls.nowait_count)) {
         uint64_t now = d9_stamp();
         if (D9_LIKELY(d9_push_fast(now, D9_EV_PARK, call, target, (uint64_t)timeout_ns))) {
             d9_sched_park(now);
@@ -229,17 +230,14 @@ static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns
 
 /* d9_unpark after d9_park_fast returned 1, inline likewise; the schedstat
  * read, when due, stays out of line. */
-static inline void d9_unpark_fast(uint8_t call, int64_t result)
+static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, int64_t result)
 {
-    struct d9_slot *s = d9_self;
-    if (D9_LIKELY(s != NULL)) {
-        uint64_t now = d9_stamp();
-        if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
-            if (d9_sched_due(now))
-                d9_unpark_schedstat(s, now);
-            d9_sched_check();
-            return;
-        }
+    uint64_t now = d9_stamp();
+    if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
+        if (d9_sched_due(now))
+            d9_unpark_schedstat(d9_self, now);
+        d9_sched_check();
+        return;
     }
     d9_unpark(call, result);
 }

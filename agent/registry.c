@@ -143,6 +143,7 @@ void d9_thread_exit(void)
     d9_sched_exit(s, d9_now()); /* compared with perf's times: ns */
     d9_slot_push(s, now, D9_EV_THREAD_EXIT, 0, 0, 0);
     d9_self = NULL;
+    d9_tls.ring = (struct d9_ring_head){0}; /* the inline pushes fail without a d9_self check */
     atomic_store_explicit(&s->state, D9_SLOT_EXITED, memory_order_release);
     /* Exited slots are freed by the writer once drained; with most slots
      * taken (thread churn), have it do so now rather than at its next
@@ -188,6 +189,7 @@ void d9_registry_after_fork_child(void)
     atomic_store(&limit, 0);
     atomic_store(&in_use, 0);
     d9_self = NULL;
+    d9_tls.ring = (struct d9_ring_head){0};
     d9_exited = 0;
     if (slots)
         pthread_setspecific(exit_key, NULL);

@@ -32,18 +32,25 @@ struct d9_ring {
     _Atomic uint64_t tail;    /* consumer: events taken so far (read by the crash dump) */
 };
 
-/* The producer's cursor. */
+/* The producer's cursor: the entry the next push fills, as a pointer, so a
+ * push neither masks an index nor shifts it (9 instructions an event less
+ * than a head count: BENCHMARKS.md, "The producer's cursor as a pointer").
+ * All zero: no ring; every push then fails at its check point test. */
 struct d9_ring_head {
-    struct d9_raw_event *buf;
-    uint64_t head;  /* events published so far */
-    uint32_t mask;  /* cap - 1 */
-    uint32_t check; /* cap / 8 - 1: every cap / 8 pushes, d9_ring_publish
-                     * looks whether the ring is half full */
+    struct d9_raw_event *next; /* the entry the next push fills */
+    struct d9_raw_event *buf;  /* the ring's first entry */
+    struct d9_raw_event *end;  /* buf + cap */
+    uintptr_t check;           /* an entry is a check point of d9_ring_publish when its
+                                * address & check is 0: every cap / 8 entries */
 };
 
+/* Every cap / 8 entries whatever the buffer's alignment: the bits that
+ * count entries of 32 bytes, below cap / 8 of them. */
 static inline void d9_ring_head_init(struct d9_ring_head *p, const struct d9_ring *r)
 {
-    *p = (struct d9_ring_head){.buf = r->buf, .head = 0, .mask = r->mask, .check = r->cap / 8 - 1};
+    uintptr_t span = (uintptr_t)r->cap / 8 * sizeof(struct d9_raw_event);
+    *p = (struct d9_ring_head){
+        .next = r->buf, .buf = r->buf, .end = r->buf + r->cap, .check = (span - 1) & ~(uintptr_t)(sizeof(struct d9_raw_event) - 1)};
 }
 
 static inline int d9_ring_entry_used(const struct d9_raw_event *e)
@@ -51,15 +58,23 @@ static inline int d9_ring_entry_used(const struct d9_raw_event *e)
     return __atomic_load_n(&e->word, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* The entry after e, as an address (e may be the NULL of no ring). */
+static inline uintptr_t d9_ring_after(const struct d9_ring_head *p, const struct d9_raw_event *e)
+{
+    uintptr_t n = (uintptr_t)e + sizeof(*e);
+    return n == (uintptr_t)p->end ? (uintptr_t)p->buf : n;
+}
+
 /* Producer: the free entry to fill, or NULL when the ring is full (the
- * caller counts a drop). keep: entries that must stay free after this push
- * (1 for ordinary events, so a thread's final THREAD_EXIT always finds
- * room; 0 for that event). */
+ * caller counts a drop) or there is none. keep: entries that must stay
+ * free after this push (1 for ordinary events, so a thread's final
+ * THREAD_EXIT always finds room; 0 for that event). */
 static inline struct d9_raw_event *d9_ring_reserve(const struct d9_ring_head *p, uint32_t keep)
 {
-    if (d9_ring_entry_used(&p->buf[(p->head + keep) & p->mask]))
+    if (!p->next)
         return NULL;
-    return &p->buf[p->head & p->mask];
+    const struct d9_raw_event *room = keep ? (const struct d9_raw_event *)d9_ring_after(p, p->next) : p->next;
+    return d9_ring_entry_used(room) ? NULL : p->next;
 }
 
 /* The word of an entry: its type, call, len and x. */
@@ -69,19 +84,12 @@ static inline uint64_t d9_ring_word(uint8_t type, uint8_t call, uint16_t len, in
     return w.word;
 }
 
-/* 1 when the next push is one of the check points of d9_ring_publish (the
- * agent's inline push leaves those to its slow path). */
-static inline int d9_ring_next_checks(const struct d9_ring_head *p)
-{
-    return ((p->head + 1) & p->check) == 0;
-}
-
 /* Publishes e, the entry d9_ring_reserve returned, with its word (the
  * entry's other members already stored), and moves the cursor on. */
 static inline void d9_ring_commit(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
 {
     __atomic_store_n(&e->word, word, __ATOMIC_RELEASE);
-    p->head++;
+    p->next = (struct d9_raw_event *)d9_ring_after(p, e);
 }
 
 /* d9_ring_commit, then: 1 at a check point when the ring holds more than
@@ -90,10 +98,26 @@ static inline void d9_ring_commit(struct d9_ring_head *p, struct d9_raw_event *e
 static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
 {
     d9_ring_commit(p, e, word);
-    uint64_t h = p->head;
-    if (__builtin_expect((h & p->check) != 0, 1))
+    if (__builtin_expect(((uintptr_t)p->next & p->check) != 0, 1))
         return 0;
-    return d9_ring_entry_used(&p->buf[(h + (p->mask >> 1)) & p->mask]);
+    size_t cap = (size_t)(p->end - p->buf);
+    return d9_ring_entry_used(&p->buf[((size_t)(p->next - p->buf) + cap / 2) % cap]);
+}
+
+/* The agent's inline push (agent.h): 1 and *e, the entry to fill, when
+ * this push is no check point (the slow path makes those) and leaves an
+ * entry free for THREAD_EXIT; else 0. *after: the cursor once *e is
+ * committed. One load of the ring: the word of the entry after *e. */
+static inline int d9_ring_reserve_fast(const struct d9_ring_head *p, struct d9_raw_event **e, uintptr_t *after)
+{
+    struct d9_raw_event *cur = p->next; /* read once: the acquire load below would make it twice */
+    uintptr_t n = d9_ring_after(p, cur);
+    if (__builtin_expect((n & p->check) == 0, 0) ||
+        __builtin_expect(d9_ring_entry_used((const struct d9_raw_event *)n), 0))
+        return 0;
+    *e = cur;
+    *after = n;
+    return 1;
 }
 
 /* Consumer: copies up to max events into out, frees their entries, returns n. */
