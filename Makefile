@@ -18,7 +18,8 @@ DECODER_LIB := $(filter-out decoder/main.c,$(DECODER_SRC))
 DECODER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DECODER_SRC))
 PROG_SRC := $(wildcard test/progs/*.c)
 PROGS := $(patsubst test/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
-BENCH_PROGS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+BENCH_PROGS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/passthrough.c,$(wildcard bench/*.c))) \
+               $(BUILD)/bench/passthrough.so
 UNIT_SRC := $(wildcard test/unit/*.c)
 
 AGENT := $(BUILD)/libdial9.so
@@ -51,6 +52,11 @@ $(BUILD)/progs/%: test/progs/%.c $(wildcard include/*.h test/progs/*.h)
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
+
+# The interposition floor of the hot path's syscall rows (bench/run.sh).
+$(BUILD)/bench/passthrough.so: bench/passthrough.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 # The writer's encoder on a recorded trace (read back with the decoder's reader).
 $(BUILD)/bench/encode_cpu: bench/encode_cpu.c agent/encode.c $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h)
