@@ -5,6 +5,7 @@
 #include "fdtable.h"
 
 _Alignas(64) _Atomic uint8_t d9_fd_kinds[D9_FD_MAX];
+_Atomic int d9_fd_table_off;
 /* For a pipe end, the other end's fd; meaningful only while the byte says PIPE. */
 static _Atomic int32_t peers[D9_FD_MAX];
 

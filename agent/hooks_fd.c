@@ -9,7 +9,8 @@
  * Closing one of the agent's own fds (close, close_range, closefrom, dup2
  * or dup3 onto it) is told to the segment layer first, which stops using
  * that number. In a vfork child (lifecycle.h) the table is not touched: it
- * is the parent's, and the child's fds are its own copy.
+ * is the parent's, and the child's fds are its own copy. With the agent off
+ * (fdtable.h) neither the table nor the gate is: the hooks only forward.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,16 +27,22 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-/* The fd table, except from a vfork child. */
+/* No table and no gate: in a vfork child (the table and the segment fds
+ * are the parent's), or with the agent off (fdtable.h). */
+static inline int fds_untouched(void)
+{
+    return D9_UNLIKELY(d9_in_vfork) || D9_UNLIKELY(atomic_load_explicit(&d9_fd_table_off, memory_order_relaxed));
+}
+
 static inline void tbl_set(int fd, unsigned kind)
 {
-    if (D9_LIKELY(!d9_in_vfork))
+    if (!fds_untouched())
         d9_fd_set(fd, kind);
 }
 
 static inline void tbl_copy(int fd, int old)
 {
-    if (D9_LIKELY(!d9_in_vfork))
+    if (!fds_untouched())
         d9_fd_copy(fd, old);
 }
 
@@ -44,7 +51,7 @@ static inline void tbl_copy(int fd, int old)
  * Returns 1 when closed() must follow the real call. */
 static inline int closing_range(unsigned first, unsigned last)
 {
-    if (D9_UNLIKELY(d9_in_vfork) || first > last)
+    if (fds_untouched() || first > last)
         return 0;
     if (first == last)
         d9_fd_forget((int)first);
@@ -174,7 +181,7 @@ D9_EXPORT int pipe(int fds[2])
 {
     D9_REAL_OR_FAIL(real_, pipe, -1);
     int ret = real_(fds);
-    if (ret == 0 && !d9_in_vfork)
+    if (ret == 0 && !fds_untouched())
         d9_fd_set_pipe(fds[0], fds[1]);
     return ret;
 }
@@ -183,7 +190,7 @@ D9_EXPORT int pipe2(int fds[2], int flags)
 {
     D9_REAL_OR_FAIL(real_, pipe2, -1);
     int ret = real_(fds, flags);
-    if (ret == 0 && !d9_in_vfork)
+    if (ret == 0 && !fds_untouched())
         d9_fd_set_pipe(fds[0], fds[1]);
     return ret;
 }

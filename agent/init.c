@@ -8,6 +8,7 @@
 #include "core.h"
 #include "crash.h"
 #include "dump.h"
+#include "fdtable.h"
 #include "flight.h"
 #include "log.h"
 #include "segment.h"
@@ -23,11 +24,11 @@ __attribute__((constructor)) static void d9_init(void)
 {
     d9_busy++;
     if (getauxval(AT_SECURE))
-        goto out; /* setuid/setcap: never write files for a privileged process */
+        goto off; /* setuid/setcap: never write files for a privileged process */
     d9_config_load(&d9_cfg, getuid(), env_get, env_error, NULL);
     d9_log_set_quiet(d9_cfg.quiet);
     if (!d9_cfg.enabled)
-        goto out;
+        goto off;
     d9_clock_init(d9_cfg.clock);
     d9_slow_stamps = d9_ns_stamp((uint64_t)d9_cfg.slow_syscall_us * 1000u);
     d9_lock_stamps = d9_ns_stamp((uint64_t)d9_cfg.lock_wait_us * 1000u);
@@ -52,6 +53,10 @@ __attribute__((constructor)) static void d9_init(void)
     else
         d9_log_info("recording to %s (clock: %s)", d9_seg_dir_path(), d9_clock_tsc ? "tsc" : "monotonic");
 out:
+    d9_busy--;
+    return;
+off: /* no fd of ours will ever exist: the fd hooks only forward (fdtable.h) */
+    atomic_store_explicit(&d9_fd_table_off, 1, memory_order_relaxed);
     d9_busy--;
 }
 
