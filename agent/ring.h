@@ -101,7 +101,8 @@ static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e
     if (__builtin_expect(((uintptr_t)p->next & p->check) != 0, 1))
         return 0;
     size_t cap = (size_t)(p->end - p->buf);
-    return d9_ring_entry_used(&p->buf[((size_t)(p->next - p->buf) + cap / 2) % cap]);
+    /* The entry cap/2 + 1 back from the cursor: in use when more than half are. */
+    return d9_ring_entry_used(&p->buf[((size_t)(p->next - p->buf) + cap / 2 - 1) % cap]);
 }
 
 /* The agent's inline push (agent.h): 1 and *e, the entry to fill, when
