@@ -52,11 +52,10 @@ __attribute__((constructor)) static void d9_init(void)
                     (unsigned long long)d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms, d9_seg_dir_path());
     else
         d9_log_info("recording to %s (clock: %s)", d9_seg_dir_path(), d9_clock_tsc ? "tsc" : "monotonic");
-out:
-    d9_busy--;
-    return;
+    goto out;
 off: /* no fd of ours will ever exist: the fd hooks only forward (fdtable.h) */
     atomic_store_explicit(&d9_fd_table_off, 1, memory_order_relaxed);
+out:
     d9_busy--;
 }
 
