@@ -11,6 +11,7 @@
 #include "fdtable.h"
 #include "flight.h"
 #include "log.h"
+#include "real.h"
 #include "segment.h"
 
 struct d9_config d9_cfg;
@@ -30,6 +31,7 @@ __attribute__((constructor)) static void d9_init(void)
     if (!d9_cfg.enabled)
         goto off;
     d9_clock_init(d9_cfg.clock);
+    d9_futex_hook_init();
     d9_slow_stamps = d9_ns_stamp((uint64_t)d9_cfg.slow_syscall_us * 1000u);
     d9_lock_stamps = d9_ns_stamp((uint64_t)d9_cfg.lock_wait_us * 1000u);
     d9_min_park_stamps = d9_ns_stamp(D9_SCHED_MIN_PARK_NS);

@@ -133,6 +133,11 @@ extern struct d9_real d9_real __attribute__((visibility("hidden")));
  * Pointers for symbols this libc lacks stay NULL. */
 void d9_real_resolve(void);
 
+/* Sends syscall(SYS_futex, ...) wakes down a path that makes the system
+ * call itself when the next syscall() is glibc's and stamps are TSC ticks
+ * (hooks_futex.c). Once, by the constructor, after d9_clock_init. */
+void d9_futex_hook_init(void);
+
 /* The real function, resolving on first use (calls can precede our
  * constructor). NULL only if libc lacks the symbol. */
 #define D9_REAL(name)                                                          \

@@ -521,6 +521,7 @@ static void test_syscall(void)
               EINVAL);
     CHECK_ERR(sys_futex(&word, 99, 0, NULL, NULL, 0), ENOSYS);
     CHECK_ERR(sys_futex((void *)3, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), EINVAL);
+    CHECK_ERR(sys_futex((void *)3, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0), EINVAL); /* a failed wake */
     CHECK_ERR(sys_futex(NULL, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), EFAULT);
     int other = 0;
     CHECK_RET(sys_futex(&word, FUTEX_CMP_REQUEUE_PRIVATE, 1, (void *)1L, &other, 0), 0);
