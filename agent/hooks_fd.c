@@ -316,15 +316,20 @@ D9_EXPORT void closefrom(int first)
 
 /* ---- wakes through fds ------------------------------------------------- */
 
-/* Cold path of write(): a successful 8-byte write to an eventfd. */
-static ssize_t eventfd_write_hook(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf)
+/* write() of 8 bytes to an eventfd: a WAKE when it succeeds. Its own
+ * function, entered by a jump: only what the event needs after the call
+ * (fd, buf, the stamp) is kept across it. */
+__attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf,
+                                                           ssize_t (*real)(int, const void *, size_t))
 {
-    uint64_t ts = d9_wake_start();
+    if (!d9_may_record())
+        return real(fd, buf, 8);
+    uint64_t ts = d9_stamp(); /* before the call, as d9_wake_start */
     ssize_t ret = real(fd, buf, 8);
-    if (ret == 8 && ts) {
+    if (ret == 8) {
         uint64_t v;
         memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
-        d9_wake_end(ts, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
+        d9_emit_since(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
     }
     return ret;
 }
@@ -341,11 +346,10 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
     return ret;
 }
 
-__attribute__((noinline)) static ssize_t write_tracked(ssize_t (*real)(int, const void *, size_t), int fd,
-                                                       const void *buf, size_t n, unsigned b)
+/* write()'s parameters first: entered by a jump, with no register moves. */
+__attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, size_t n,
+                                                       ssize_t (*real)(int, const void *, size_t), unsigned b)
 {
-    if ((b & D9_FDK_KIND) == D9_FD_EVENTFD && n == 8)
-        return eventfd_write_hook(real, fd, buf);
     if (b & D9_FDK_WAKER)
         return pipe_write_hook(real, fd, buf, n);
     if (b == D9_FD_FILE) {
@@ -365,7 +369,9 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     unsigned b = d9_fd_byte(fd);
     if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
         return real_(fd, buf, n);
-    return write_tracked(real_, fd, buf, n, b);
+    if (b == D9_FD_EVENTFD && n == 8) /* an eventfd's byte has no flags */
+        return eventfd_write_hook(fd, buf, real_);
+    return write_tracked(fd, buf, n, real_, b);
 }
 
 /* glibc's eventfd_write calls its internal write, not ours. */
