@@ -18,6 +18,7 @@ DECODER_LIB := $(filter-out decoder/main.c,$(DECODER_SRC))
 DECODER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DECODER_SRC))
 PROG_SRC := $(wildcard test/progs/*.c)
 PROGS := $(patsubst test/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
+PRELOADS := $(patsubst test/preload/%.c,$(BUILD)/preload/%.so,$(wildcard test/preload/*.c))
 BENCH_PROGS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/passthrough.c,$(wildcard bench/*.c))) \
                $(BUILD)/bench/passthrough.so
 UNIT_SRC := $(wildcard test/unit/*.c)
@@ -29,7 +30,7 @@ UNIT_TSAN := $(BUILD)/unit/check_dial9_tsan
 AGENT_TSAN := $(BUILD)/tsan/agent_threads
 
 .PHONY: all deps check test demo bench bench-quick install clean tsan
-all: $(AGENT) $(DECODER) $(PROGS) $(BENCH_PROGS)
+all: $(AGENT) $(DECODER) $(PROGS) $(PRELOADS) $(BENCH_PROGS)
 
 deps:
 	@scripts/install-deps.sh build
@@ -50,6 +51,11 @@ $(DECODER): $(DECODER_OBJ)
 $(BUILD)/progs/%: test/progs/%.c $(wildcard include/*.h test/progs/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
+
+# Interposers the tests load beside the agent.
+$(BUILD)/preload/%.so: test/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

@@ -2,10 +2,14 @@
 # test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
 # calls; what dial9 recorded must match those counts exactly. A second run
 # with a 64-event buffer must report drops, and recorded + dropped events of
-# the bursting thread must add up to what it did.
+# the bursting thread must add up to what it did. A third run with another
+# syscall() interposer after the agent: every futex wake must reach it (the
+# agent's direct futex path is only for glibc's own syscall()) and still be
+# recorded.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/ground_truth"
+counter=$D9_BUILD/preload/count_futex_wakes.so
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/ground_truth" "$counter"
 
 # --- Normal run: exact counts -------------------------------------------
 trace=$D9_TMP/normal
@@ -78,6 +82,33 @@ created = [t for t in truth["threads"] if t["created"]]
 expect("threads created", len(created), truth["threads_created"])
 print("compared %d threads, %d events" % (len(truth["threads"]), len(events)))
 ' "$D9_TMP/truth.json" "$D9_TMP/events.jsonl" "$D9_TMP/summary.json"
+
+# --- Another syscall() interposer after the agent ----------------------
+trace=$D9_TMP/chain
+D9_AGENT="$D9_AGENT $counter" d9_run_traced "$trace" "$D9_PROGS/ground_truth" \
+    >"$D9_TMP/ctruth.json" 2>"$D9_TMP/cstderr" ||
+    d9_fail "ground_truth failed under the agent and a second interposer: $(cat "$D9_TMP/cstderr")"
+pid=$(d9_json "$D9_TMP/ctruth.json" 'j["pid"]') || exit 1
+dir=$(d9_sealed_dir "$trace" "$pid") || exit 1
+d9_decode_to "$D9_TMP/cevents.jsonl" events --json "$dir"
+d9_py '
+truth = json.load(open(sys.argv[1]))
+events = jsonl(sys.argv[2])
+lines = [l for l in open(sys.argv[3]) if l.startswith("count_futex_wakes: ")]
+want = truth["totals"]["wakes"].get("futex", 0)
+if want <= 0:
+    errors.append("ground_truth made no futex wakes through syscall()")
+recorded = sum(1 for e in events if e["type"] == "wake" and e["call"] == "futex")
+expect("futex wakes recorded with a second interposer", recorded, want)
+if len(lines) != 1:
+    errors.append("no count from the second interposer: %r" % open(sys.argv[3]).read())
+else:
+    seen = int(lines[0].split()[1])
+    # The agent makes futex wakes of its own through the next syscall() too.
+    if seen < want:
+        errors.append("the second interposer saw %d futex wakes, the program made %d" % (seen, want))
+    print("chain: %d futex wakes made, %d recorded, %d seen by the next syscall()" % (want, recorded, seen))
+' "$D9_TMP/ctruth.json" "$D9_TMP/cevents.jsonl" "$D9_TMP/cstderr"
 
 # --- Burst with a tiny buffer: drops are counted, none go unaccounted ---
 trace=$D9_TMP/burst
