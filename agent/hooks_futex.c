@@ -2,8 +2,8 @@
  * locks) that call futex directly. Every other syscall number is forwarded
  * untouched at the cost of one comparison and two jumps. A futex wake takes
  * the direct path (d9_syscall_futex_direct) when the constructor finds it
- * safe: 46 instructions added per recorded wake instead of 76 (callgrind,
- * BENCHMARKS.md, "Session 20").
+ * safe: about 46 instructions added per recorded wake instead of 77
+ * (callgrind; BENCHMARKS.md, "A futex wake that makes its own system call").
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -106,8 +106,7 @@ __attribute__((noinline, cold)) static long wake_slow(uint64_t ts, long a1, long
 /* A futex wake when the next syscall() is glibc's own, an 11-instruction
  * stub (the system call, then errno from a result in [-4095, -1]), and
  * stamps are TSC ticks: the wake makes the system call itself, so nothing
- * is live across a call and the path needs no stack frame. Every other
- * futex call goes the general way. */
+ * is live across a call. Every other futex call goes the general way. */
 __attribute__((used)) long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
     if (D9_UNLIKELY(!futex_is_wake((int)a2)) || D9_UNLIKELY(!d9_may_record()))
