@@ -53,7 +53,7 @@ static int futex_is_wake(int op)
 /* SYS_futex through syscall(): a WAKE, a park, or a plain call. One
  * function: a separate hook for the recorded path costs a call frame more
  * (~9 instructions) than the plain path's register saves cost here. */
-__attribute__((used)) long d9_syscall_futex(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+static long d9_syscall_futex(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
     D9_REAL_OR_FAIL(real, syscall, -1);
     if (!d9_may_record()) /* agent off, or inside it: a plain call */
@@ -107,7 +107,7 @@ __attribute__((noinline, cold)) static long wake_slow(uint64_t ts, long a1, long
  * stub (the system call, then errno from a result in [-4095, -1]), and
  * stamps are TSC ticks: the wake makes the system call itself, so nothing
  * is live across a call. Every other futex call goes the general way. */
-__attribute__((used)) long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
     if (D9_UNLIKELY(!futex_is_wake((int)a2)) || D9_UNLIKELY(!d9_may_record()))
         return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
