@@ -322,14 +322,12 @@ D9_EXPORT void closefrom(int first)
 __attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf,
                                                            ssize_t (*real)(int, const void *, size_t))
 {
-    if (!d9_may_record())
-        return real(fd, buf, 8);
-    uint64_t ts = d9_stamp(); /* before the call, as d9_wake_start */
+    uint64_t ts = d9_wake_start();
     ssize_t ret = real(fd, buf, 8);
     if (ret == 8) {
         uint64_t v;
         memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
-        d9_emit_since(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
+        d9_wake_end(ts, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
     }
     return ret;
 }
