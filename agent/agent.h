@@ -93,25 +93,24 @@ extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* D9_SCHED_MIN_GAP_NS */
  * points (the exact checks, the kick), THREAD_EXIT. */
 __attribute__((cold)) void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
 
-/* The in-place push of the common case: 1 when stored, 0 when the ring is
- * full or this push is one of its every-cap/8 check points (the slow path
- * then does the exact checks, keeps the entry for THREAD_EXIT, kicks). Only
- * the thread's TLS and the ring entry are touched. */
+/* The in-place push of the common case: 1 when stored, 0 when the cursor
+ * is at its limit (ring.h: a check point, the wrap, a nearly full ring; the
+ * slow path then does the exact checks, keeps the entry for THREAD_EXIT,
+ * kicks, sets the next limit). Only the thread's TLS and the ring entry are
+ * touched. */
 static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8_t type, uint8_t call, uint64_t a,
                                                                uint64_t b)
 {
     struct d9_ring_head *p = &d9_tls.ring;
     d9_busy = 1; /* before the cursor is read: a signal handler's push cannot interleave */
     atomic_signal_fence(memory_order_seq_cst);
-    uintptr_t after;
     struct d9_raw_event *e;
-    int fits = d9_ring_reserve_fast(p, &e, &after);
+    int fits = d9_ring_reserve_fast(p, &e);
     if (D9_LIKELY(fits)) {
         e->ts = ts;
         e->a = a;
         e->b = b;
-        __atomic_store_n(&e->word, d9_ring_word(type, call, 0, 0), __ATOMIC_RELEASE); /* a constant */
-        p->next = (struct d9_raw_event *)after;
+        d9_ring_commit_fast(p, e, d9_ring_word(type, call, 0, 0)); /* a constant word */
     }
     atomic_signal_fence(memory_order_seq_cst);
     d9_busy = 0;

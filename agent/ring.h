@@ -12,7 +12,7 @@
  * syscalls.
  *
  * Entries are consumed in order, so when entry h + k is free, so are the
- * entries before it: one load checks the room for k more. A ring must start
+ * entries before it: one load checks the room for k more (the limit below). A ring must start
  * all free (zeroed memory); the consumer leaves it so once drained.
  */
 #ifndef DIAL9_RING_H
@@ -35,22 +35,31 @@ struct d9_ring {
 /* The producer's cursor: the entry the next push fills, as a pointer, so a
  * push neither masks an index nor shifts it (9 instructions an event less
  * than a head count: BENCHMARKS.md, "The producer's cursor as a pointer").
- * All zero: no ring; every push then fails at its check point test. */
+ * The inline push checks one thing, next != limit: the entries from next to
+ * limit were seen free when limit was set, and stay so (only the producer
+ * fills them). limit is the next check point, one every cap / 8 entries
+ * from buf (end is one); the push that reaches it takes the exact path,
+ * which wraps, tests the half-full signal and sets the next limit (6
+ * instructions an event less than checking the wrap, the check point and
+ * the room on every push: BENCHMARKS.md, session 21).
+ * All zero: no ring; every push then fails. */
 struct d9_ring_head {
-    struct d9_raw_event *next; /* the entry the next push fills */
-    struct d9_raw_event *buf;  /* the ring's first entry */
-    struct d9_raw_event *end;  /* buf + cap */
-    uintptr_t check;           /* an entry is a check point of d9_ring_publish when its
-                                * address & check is 0: every cap / 8 entries */
+    struct d9_raw_event *next;  /* the entry the next push fills; end after the inline push of
+                                 * the last entry, until the exact path wraps it */
+    struct d9_raw_event *limit; /* the inline push stops here (next == limit) */
+    struct d9_raw_event *buf;   /* the ring's first entry */
+    struct d9_raw_event *end;   /* buf + cap */
+    uintptr_t span;             /* bytes from one check point to the next: cap / 8 entries */
 };
 
-/* Every cap / 8 entries whatever the buffer's alignment: the bits that
- * count entries of 32 bytes, below cap / 8 of them. */
+/* A fresh cursor: limit == next, so the first push takes the exact path. */
 static inline void d9_ring_head_init(struct d9_ring_head *p, const struct d9_ring *r)
 {
-    uintptr_t span = (uintptr_t)r->cap / 8 * sizeof(struct d9_raw_event);
-    *p = (struct d9_ring_head){
-        .next = r->buf, .buf = r->buf, .end = r->buf + r->cap, .check = (span - 1) & ~(uintptr_t)(sizeof(struct d9_raw_event) - 1)};
+    *p = (struct d9_ring_head){.next = r->buf,
+                               .limit = r->buf,
+                               .buf = r->buf,
+                               .end = r->buf + r->cap,
+                               .span = (uintptr_t)r->cap / 8 * sizeof(struct d9_raw_event)};
 }
 
 static inline int d9_ring_entry_used(const struct d9_raw_event *e)
@@ -65,12 +74,15 @@ static inline uintptr_t d9_ring_after(const struct d9_ring_head *p, const struct
     return n == (uintptr_t)p->end ? (uintptr_t)p->buf : n;
 }
 
-/* Producer: the free entry to fill, or NULL when the ring is full (the
- * caller counts a drop) or there is none. keep: entries that must stay
- * free after this push (1 for ordinary events, so a thread's final
+/* Producer, exact path: the free entry to fill, or NULL when the ring is
+ * full (the caller counts a drop) or there is none. keep: entries that must
+ * stay free after this push (1 for ordinary events, so a thread's final
  * THREAD_EXIT always finds room; 0 for that event). */
-static inline struct d9_raw_event *d9_ring_reserve(const struct d9_ring_head *p, uint32_t keep)
+static inline struct d9_raw_event *d9_ring_reserve(struct d9_ring_head *p, uint32_t keep)
 {
+    if (p->next == p->end) /* after the inline push of the last entry; limit follows,
+                            * or a full ring would let the inline push wrap over it */
+        p->next = p->limit = p->buf;
     if (!p->next)
         return NULL;
     const struct d9_raw_event *room = keep ? (const struct d9_raw_event *)d9_ring_after(p, p->next) : p->next;
@@ -92,33 +104,49 @@ static inline void d9_ring_commit(struct d9_ring_head *p, struct d9_raw_event *e
     p->next = (struct d9_raw_event *)d9_ring_after(p, e);
 }
 
-/* d9_ring_commit, then: 1 at a check point when the ring holds more than
- * half its capacity, so the caller kicks the writer: at most every cap / 8
- * pushes while the writer lags. */
+/* Sets limit after an exact push: the next check point after next, if its
+ * entry (buf for end) is free, so that every entry up to it is free and the
+ * inline pushes up to it keep one free after them; else next (the ring is
+ * nearly full: every push takes the exact path). */
+static inline void d9_ring_refill(struct d9_ring_head *p)
+{
+    uintptr_t off = (uintptr_t)p->next - (uintptr_t)p->buf; /* below cap entries: next is wrapped */
+    struct d9_raw_event *cp = (struct d9_raw_event *)((uintptr_t)p->buf + (off & ~(p->span - 1)) + p->span);
+    p->limit = d9_ring_entry_used(cp == p->end ? p->buf : cp) ? p->next : cp;
+}
+
+/* The exact path's publish: d9_ring_commit, then the next limit, and 1 when
+ * e is a check point and the ring holds more than half its capacity, so
+ * the caller kicks the writer: at most every cap / 8 pushes while the
+ * writer lags. */
 static inline int d9_ring_publish(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
 {
     d9_ring_commit(p, e, word);
-    if (__builtin_expect(((uintptr_t)p->next & p->check) != 0, 1))
+    d9_ring_refill(p);
+    if (__builtin_expect((((uintptr_t)e - (uintptr_t)p->buf) & (p->span - 1)) != 0, 1))
         return 0;
     size_t cap = (size_t)(p->end - p->buf);
     /* The entry cap/2 + 1 back from the cursor: in use when more than half are. */
     return d9_ring_entry_used(&p->buf[((size_t)(p->next - p->buf) + cap / 2 - 1) % cap]);
 }
 
-/* The agent's inline push (agent.h): 1 and *e, the entry to fill, when
- * this push is no check point (the slow path makes those) and leaves an
- * entry free for THREAD_EXIT; else 0. *after: the cursor once *e is
- * committed. One load of the ring: the word of the entry after *e. */
-static inline int d9_ring_reserve_fast(const struct d9_ring_head *p, struct d9_raw_event **e, uintptr_t *after)
+/* The agent's inline push (agent.h): 1 and *e, the entry to fill, or 0
+ * when the exact path must make this push (a check point, the wrap, a
+ * nearly full ring, no ring). Reads no ring memory. Publish *e with
+ * d9_ring_commit_fast. (A flag, not a NULL entry: that would cost a second
+ * test.) */
+static inline int d9_ring_reserve_fast(const struct d9_ring_head *p, struct d9_raw_event **e)
 {
-    struct d9_raw_event *cur = p->next; /* read once: the acquire load below would make it twice */
-    uintptr_t n = d9_ring_after(p, cur);
-    if (__builtin_expect((n & p->check) == 0, 0) ||
-        __builtin_expect(d9_ring_entry_used((const struct d9_raw_event *)n), 0))
-        return 0;
-    *e = cur;
-    *after = n;
-    return 1;
+    *e = p->next;
+    return __builtin_expect(*e != p->limit, 1);
+}
+
+/* Publishes e, the entry d9_ring_reserve_fast returned: no wrap (limit is
+ * end at most), no limit to set. */
+static inline void d9_ring_commit_fast(struct d9_ring_head *p, struct d9_raw_event *e, uint64_t word)
+{
+    __atomic_store_n(&e->word, word, __ATOMIC_RELEASE);
+    p->next = e + 1;
 }
 
 /* Consumer: copies up to max events into out, frees their entries, returns n. */

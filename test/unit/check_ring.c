@@ -72,6 +72,22 @@ static int push_seq(struct pair *x, uint64_t seq, int *half)
     return push_keep(x, &ev, half, 0);
 }
 
+/* A push as the agent's inline path makes it (agent.h: d9_push_fast),
+ * falling back to the exact path (keep 1) at the limit. */
+static int push_agent(struct pair *x, uint64_t seq, int *half)
+{
+    struct d9_raw_event ev = {.ts = seq, .type = D9_EV_WAKE, .call = 3, .len = 7, .x = -1, .a = seq * 3, .b = ~seq};
+    struct d9_raw_event *e;
+    *half = 0;
+    if (!d9_ring_reserve_fast(&x->p, &e))
+        return push_keep(x, &ev, half, 1);
+    e->ts = ev.ts;
+    e->a = ev.a;
+    e->b = ev.b;
+    d9_ring_commit_fast(&x->p, e, d9_ring_word(ev.type, ev.call, ev.len, ev.x));
+    return 0;
+}
+
 START_TEST(fill_then_full)
 {
     struct pair *x = ring_new(CAP);
@@ -173,20 +189,19 @@ START_TEST(wraps_in_order)
 }
 END_TEST
 
-/* The inline push's reservation (d9_ring_reserve_fast) turns down exactly
- * the check points, one every cap / 8 entries, whatever the buffer's
- * alignment (_i as in half_fires_past_half: 16-byte steps, so also 16
- * bytes past a 32-byte boundary), and a full ring. */
+/* The inline push (d9_ring_reserve_fast) turns down exactly the check
+ * points, one every cap / 8 entries from the ring's start, whatever the
+ * buffer's alignment (_i as in half_fires_past_half), and a full ring. */
 START_TEST(fast_declines_check_points)
 {
     struct pair *x = ring_new_at(CAP, (size_t)_i * 16);
     struct d9_ring_head *p = &x->p;
     struct d9_raw_event out[1], *e;
-    uintptr_t after;
     int declined = 0, gap = 0, max_gap = 0;
     for (int i = 0; i < 4 * CAP; i++) {
-        if (d9_ring_reserve_fast(p, &e, &after)) {
+        if (d9_ring_reserve_fast(p, &e)) {
             ck_assert_ptr_eq(e, d9_ring_reserve(p, 1)); /* the same entry as the exact check */
+            d9_ring_commit_fast(p, e, d9_ring_word(D9_EV_WAKE, 0, 0, 0));
             gap++;
         } else {
             declined++;
@@ -194,8 +209,9 @@ START_TEST(fast_declines_check_points)
             gap = 0;
             e = d9_ring_reserve(p, 1);
             ck_assert_ptr_nonnull(e); /* not full: a check point */
+            ck_assert_uint_eq(((uintptr_t)e - (uintptr_t)x->r.buf) % (CAP / 8 * sizeof(*e)), 0);
+            d9_ring_publish(p, e, d9_ring_word(D9_EV_WAKE, 0, 0, 0));
         }
-        d9_ring_commit(p, e, d9_ring_word(D9_EV_WAKE, 0, 0, 0));
         ck_assert_uint_eq(d9_ring_pop(&x->r, out, 1), 1);
     }
     ck_assert_int_eq(declined, 4 * 8);
@@ -204,10 +220,46 @@ START_TEST(fast_declines_check_points)
     for (int i = 0; i < CAP - 1; i++) {
         e = d9_ring_reserve(p, 1);
         ck_assert_ptr_nonnull(e);
-        d9_ring_commit(p, e, d9_ring_word(D9_EV_WAKE, 0, 0, 0));
+        d9_ring_publish(p, e, d9_ring_word(D9_EV_WAKE, 0, 0, 0));
     }
-    ck_assert_int_eq(d9_ring_reserve_fast(p, &e, &after), 0);
+    ck_assert_int_eq(d9_ring_reserve_fast(p, &e), 0);
     ck_assert_ptr_null(d9_ring_reserve(p, 1));
+    ring_free(x);
+}
+END_TEST
+
+/* Against a consumer that lags by every amount: the inline push only ever
+ * fills a free entry and leaves the one after it free (the room kept for
+ * THREAD_EXIT), and the events come out whole and in order (_i seeds the
+ * consumer's pattern). */
+START_TEST(fast_never_overruns)
+{
+    struct pair *x = ring_new(CAP);
+    struct d9_raw_event out[CAP];
+    uint64_t in = 0, taken = 0, fast = 0;
+    unsigned seed = (unsigned)_i * 2654435761u + 1;
+    int half;
+    for (int round = 0; round < 4000; round++) {
+        seed = seed * 1103515245u + 12345u;
+        int burst = (int)(seed >> 16) % (CAP + 8);
+        for (int k = 0; k < burst; k++) {
+            struct d9_raw_event *e;
+            if (d9_ring_reserve_fast(&x->p, &e)) {
+                ck_assert_uint_eq(e->word, 0);
+                ck_assert_uint_eq(((struct d9_raw_event *)d9_ring_after(&x->p, e))->word, 0);
+                fast++;
+            }
+            if (push_agent(x, in, &half) == 0)
+                in++;
+        }
+        seed = seed * 1103515245u + 12345u;
+        uint32_t n = d9_ring_pop(&x->r, out, (seed >> 16) % (CAP + 1));
+        for (uint32_t i = 0; i < n; i++, taken++)
+            if (out[i].ts != taken || out[i].a != taken * 3 || out[i].b != ~taken || out[i].x != -1)
+                ck_abort_msg("event %llu out of order or torn", (unsigned long long)taken);
+    }
+    ck_assert_uint_eq(in - taken, ring_used(&x->r));
+    ck_assert_uint_gt(fast, in / 2); /* the inline path made most pushes */
     ring_free(x);
 }
 END_TEST
@@ -218,8 +270,7 @@ START_TEST(no_ring_declines)
 {
     struct d9_ring_head p = {0};
     struct d9_raw_event *e;
-    uintptr_t after;
-    ck_assert_int_eq(d9_ring_reserve_fast(&p, &e, &after), 0);
+    ck_assert_int_eq(d9_ring_reserve_fast(&p, &e), 0);
     ck_assert_ptr_null(d9_ring_reserve(&p, 1));
     ck_assert_ptr_null(d9_ring_reserve(&p, 0));
 }
@@ -232,7 +283,7 @@ static void *producer(void *arg)
     struct pair *x = arg;
     int half;
     for (uint64_t i = 0; i < STRESS_EVENTS;)
-        if (push_seq(x, i, &half) == 0)
+        if (push_agent(x, i, &half) == 0)
             i++;
     return NULL;
 }
@@ -268,6 +319,7 @@ D9_SUITE(ring)
     tcase_add_loop_test(tc, half_fires_past_half, 0, CAP / 8 * 2);
     tcase_add_test(tc, wraps_in_order);
     tcase_add_loop_test(tc, fast_declines_check_points, 0, CAP / 8 * 2);
+    tcase_add_loop_test(tc, fast_never_overruns, 0, 8);
     tcase_add_test(tc, no_ring_declines);
     tcase_add_test(tc, two_thread_stress);
     suite_add_tcase(s, tc);
