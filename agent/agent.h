@@ -26,7 +26,11 @@
 /* ---- Global state ------------------------------------------------------ */
 
 /* Set once by the constructor (or the first event, whichever is first);
- * 0 means the agent records nothing (disabled, secure-exec, bad dir, ...). */
+ * 0 means the agent records nothing (disabled, secure-exec, bad dir, ...).
+ * On, it also says how stamps are taken (clock.h), so that one load answers
+ * both for a hook's stamp (d9_stamp_if_recording: 4 instructions an event
+ * less than two flags). */
+enum { D9_REC_OFF = 0, D9_REC_CLOCK = 1 /* clock_gettime stamps */, D9_REC_TSC = 2 /* TSC stamps */ };
 extern _Atomic int d9_recording D9_HIDDEN;
 
 /* ---- Per-thread state -------------------------------------------------- */
@@ -211,14 +215,13 @@ void d9_unpark(uint8_t call, int64_t result);
 /* d9_unpark's schedstat read when d9_sched_due, out of line (d9_busy held inside). */
 void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);
 
-/* d9_park for a caller that checked d9_may_record(), with its every-loop-
- * turn case inline: the thread registered, no zero-timeout polls pending,
- * the ring neither full nor at a half-full check point. Every
+/* d9_park for a caller that took now = d9_stamp_if_recording() (not 0),
+ * with its every-loop-turn case inline: the thread registered, no
+ * zero-timeout polls pending, the cursor not at its limit (ring.h). Every
  * other case is d9_park's. Same events, same result. */
-static inline int d9_park_fast(uint8_t call, uint64_t target, int64_t timeout_ns)
+static inline int d9_park_fast(uint64_t now, uint8_t call, uint64_t target, int64_t timeout_ns)
 {
     if (D9_LIKELY(!d9_tls.nowait_count)) {
-        uint64_t now = d9_stamp();
         if (D9_LIKELY(d9_push_fast(now, D9_EV_PARK, call, target, (uint64_t)timeout_ns))) {
             d9_sched_park(now);
             return 1;

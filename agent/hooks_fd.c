@@ -318,16 +318,20 @@ D9_EXPORT void closefrom(int first)
 
 /* write() of 8 bytes to an eventfd: a WAKE when it succeeds. Its own
  * function, entered by a jump: only what the event needs after the call
- * (fd, buf, the stamp) is kept across it. */
-__attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf,
-                                                           ssize_t (*real)(int, const void *, size_t))
+ * (fd, buf, the stamp) is kept across it. It loads the real write itself
+ * (write() found it set) after the stamp, which may be a call: nothing
+ * else is live across that call, so no frame. */
+__attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf)
 {
     uint64_t ts = d9_wake_start();
+    ssize_t (*real)(int, const void *, size_t) = __atomic_load_n(&d9_real.write, __ATOMIC_RELAXED);
+    if (!ts) /* alone, and a tail call: after the call ts needs no test */
+        return real(fd, buf, 8);
     ssize_t ret = real(fd, buf, 8);
     if (ret == 8) {
         uint64_t v;
         memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
-        d9_wake_end(ts, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
+        d9_emit_since(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
     }
     return ret;
 }
@@ -359,16 +363,18 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
     return real(fd, buf, n);
 }
 
+D9_UNRESOLVED(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), -1)
+
 /* Sockets and fds we know nothing about (the bulk of a server's writes) pay
  * one byte load; unwatched pipes, epoll fds and others one call more. */
 D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-    D9_REAL_OR_FAIL(real_, write, -1);
+    D9_REAL_OR_PLAIN(real_, write, (fd, buf, n));
     unsigned b = d9_fd_byte(fd);
     if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
         return real_(fd, buf, n);
     if (b == D9_FD_EVENTFD && n == 8) /* an eventfd's byte has no flags */
-        return eventfd_write_hook(fd, buf, real_);
+        return eventfd_write_hook(fd, buf);
     return write_tracked(fd, buf, n, real_, b);
 }
 

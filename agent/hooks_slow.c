@@ -45,39 +45,32 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
 
-/* Body of an interposer timed only when its fd is a regular file. */
-#define D9_FILE_IO_BODY(name, call, fd, args)                                  \
-    D9_REAL_OR_FAIL(real_, name, -1);                                          \
-    if (D9_LIKELY(d9_fd_byte(fd) != D9_FD_FILE))                               \
-        return real_ args;                                                     \
-    ssize_t ret_;                                                              \
-    D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY, real_ args);                          \
-    return ret_
+/* An interposer timed only when its fd is a regular file. The plain path
+ * (sockets, pipes: nearly every call) keeps no frame: the timed call and
+ * the first call's resolve are out of line, and the timed one takes the
+ * real function last, so the arguments stay in their registers. */
+#define D9_FILE_IO(name, call, params, args)                                   \
+    __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
+                                                          __typeof__(d9_real.name) real_) \
+    {                                                                          \
+        ssize_t ret_;                                                          \
+        D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY, real_ args);     \
+        return ret_;                                                           \
+    }                                                                          \
+    D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
+    D9_EXPORT ssize_t name params                                              \
+    {                                                                          \
+        D9_REAL_OR_PLAIN(real_, name, args);                                   \
+        if (D9_LIKELY(d9_fd_byte(fd) != D9_FD_FILE))                           \
+            return real_ args;                                                 \
+        return name##_timed(D9_UNPAREN args, real_);                           \
+    }
 
-D9_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-    D9_FILE_IO_BODY(read, D9_CALL_READ, fd, (fd, buf, n));
-}
-
-D9_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-    D9_FILE_IO_BODY(pread, D9_CALL_PREAD, fd, (fd, buf, n, off));
-}
-
-D9_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-    D9_FILE_IO_BODY(pread64, D9_CALL_PREAD, fd, (fd, buf, n, off));
-}
-
-D9_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    D9_FILE_IO_BODY(pwrite, D9_CALL_PWRITE, fd, (fd, buf, n, off));
-}
-
-D9_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-    D9_FILE_IO_BODY(pwrite64, D9_CALL_PWRITE, fd, (fd, buf, n, off));
-}
+D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n))
+D9_FILE_IO(pread, D9_CALL_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+D9_FILE_IO(pread64, D9_CALL_PREAD, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
+D9_FILE_IO(pwrite, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
+D9_FILE_IO(pwrite64, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off))
 
 /* Timed whatever the fd: syncing is slow on any kind that supports it. */
 #define D9_TIMED_BODY(type, name, call, fd, kind, args, failret)               \

@@ -63,9 +63,9 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
  * stamp needs no test for 0 after the call. */
 #define D9_WAKE_BODY(name, call, obj, failret)                                 \
     D9_REAL_OR_FAIL(real_, name, failret);                                     \
-    if (!d9_may_record())                                                      \
+    uint64_t ts_ = d9_stamp_if_recording();                                    \
+    if (!ts_)                                                                  \
         return real_(obj);                                                     \
-    uint64_t ts_ = d9_stamp();                                                 \
     int ret_ = real_(obj);                                                     \
     if (ret_ == 0) /* keeps errno: only its slow path touches it, and saves it */ \
         d9_emit_since(ts_, D9_EV_WAKE, call, (uint64_t)(uintptr_t)(obj), 0);   \

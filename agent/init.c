@@ -47,7 +47,7 @@ __attribute__((constructor)) static void d9_init(void)
         d9_log("pthread_atfork failed: forked children are not recorded");
     if (d9_writer_start() < 0)
         goto out;
-    atomic_store(&d9_recording, 1);
+    atomic_store(&d9_recording, d9_clock_tsc ? D9_REC_TSC : D9_REC_CLOCK);
     d9_crash_init(&d9_cfg); /* after the writer: a crash before it has nothing to write */
     if (d9_cfg.mode == D9_MODE_FLIGHT)
         d9_log_info("flight recorder on (%llu bytes, %u ms); dumps go to %s",

@@ -173,6 +173,27 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
         return failret;                                                        \
     }
 
+/* For a hook that records nothing and makes no fd of its own until
+ * recording can be on (read, write): the real function, else a tail call
+ * to name##_unresolved (D9_UNRESOLVED), which resolves and makes the plain
+ * call. A pointer is NULL only before the first resolve (recording comes on
+ * after it: init.c) or for a symbol libc lacks. Out of line, so the hook
+ * keeps no frame for its arguments across d9_real_resolve: its pass-through
+ * path is a few loads and tests and a jump (BENCHMARKS.md, session 21). */
+#define D9_REAL_OR_PLAIN(fn, name, args)                                       \
+    __typeof__(d9_real.name) fn = __atomic_load_n(&d9_real.name, __ATOMIC_RELAXED); \
+    if (D9_UNLIKELY(fn == NULL))                                               \
+        return name##_unresolved args
+
+#define D9_UNPAREN(...) __VA_ARGS__
+/* Defines the name##_unresolved of D9_REAL_OR_PLAIN. */
+#define D9_UNRESOLVED(type, name, params, args, failret)                       \
+    __attribute__((noinline, cold)) static type name##_unresolved params       \
+    {                                                                          \
+        D9_REAL_OR_FAIL(real_, name, failret);                                 \
+        return real_ args;                                                     \
+    }
+
 /* ---- Helpers shared by the interposers (hooks_*.c) --------------------- */
 
 /* Result styles for D9_PARKED: -1/errno functions, pthread-style
@@ -190,10 +211,10 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
  * deadline, is not evaluated. */
 #define D9_PARKED(ret, call, target, timeout_ns, expr, res)                    \
     do {                                                                       \
-        int rec_ = !d9_may_record()                                            \
-                       ? 0                                                     \
-                       : d9_park_fast((call), (uint64_t)(uintptr_t)(target),   \
-                                      (timeout_ns));                           \
+        uint64_t now_ = d9_stamp_if_recording();                               \
+        int rec_ = !now_ ? 0                                                   \
+                         : d9_park_fast(now_, (call), (uint64_t)(uintptr_t)(target), \
+                                        (timeout_ns));                         \
         ret = (expr);                                                          \
         if (rec_)                                                              \
             d9_unpark_fast((call), res(ret));                                  \
@@ -226,12 +247,28 @@ static inline int d9_may_record(void)
     return D9_LIKELY(!d9_busy) && atomic_load_explicit(&d9_recording, memory_order_relaxed);
 }
 
+/* d9_may_record() ? d9_stamp() : 0, with one load for both (agent.h). No
+ * clock read when nothing will be recorded (agent off, or inside it). A
+ * TSC stamp has its low bit set, so the compiler knows it is not 0 and a
+ * caller's test for 0 goes (2 instructions); one tick is under a ns, and
+ * the order of two stamps stays as it was. */
+static inline uint64_t d9_stamp_if_recording(void)
+{
+    if (D9_UNLIKELY(d9_busy))
+        return 0;
+    int rec = atomic_load_explicit(&d9_recording, memory_order_relaxed);
+#if defined(__x86_64__)
+    if (D9_LIKELY(rec == D9_REC_TSC))
+        return __builtin_ia32_rdtsc() | 1;
+#endif
+    return rec ? d9_now_call() : 0;
+}
+
 /* Wakes are stamped before the real call so a wake never sorts after the
  * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
 static inline uint64_t d9_wake_start(void)
 {
-    /* No clock read when nothing will be recorded (agent off, or inside it). */
-    return d9_may_record() ? d9_stamp() : 0;
+    return d9_stamp_if_recording();
 }
 
 static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint64_t count)
@@ -253,10 +290,7 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
 #define D9_SLOW_VERIFY 0x200u
 static inline uint64_t d9_slow_start(void)
 {
-    /* No clock read when nothing will be recorded (agent off, or inside it). */
-    if (D9_UNLIKELY(d9_busy) || !atomic_load_explicit(&d9_recording, memory_order_relaxed))
-        return 0;
-    return d9_stamp();
+    return d9_stamp_if_recording();
 }
 /* The cold part of d9_slow_end: records the call (dur in stamps) unless the
  * fd's kind rules it out. Preserves errno. */
