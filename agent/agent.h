@@ -93,9 +93,13 @@ extern uint64_t d9_min_park_stamps D9_HIDDEN; /* D9_SCHED_MIN_PARK_NS */
 extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* D9_SCHED_MIN_GAP_NS */
 
 /* d9_emit_at's every other case: first event of the thread, inside the
- * agent, recording off, a ring full or at one of its half-full check
- * points (the exact checks, the kick), THREAD_EXIT. */
+ * agent, recording off, the cursor at its limit (ring.h: the exact checks,
+ * the kick, the next limit), THREAD_EXIT. */
 __attribute__((cold)) void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b);
+/* d9_emit_slow, then ret: for a hook that tail-calls it after its real
+ * call, so that nothing (ret included) is kept across a call of its own. */
+__attribute__((cold)) long d9_emit_slow_ret(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b,
+                                            long ret);
 
 /* The in-place push of the common case: 1 when stored, 0 when the cursor
  * is at its limit (ring.h: a check point, the wrap, a nearly full ring; the

@@ -119,6 +119,12 @@ void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t 
     leave();
 }
 
+long d9_emit_slow_ret(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b, long ret)
+{
+    d9_emit_slow(ts, type, call, a, b);
+    return ret;
+}
+
 void d9_flush_nowait(struct d9_slot *s)
 {
     if (d9_tls.nowait_count) {

@@ -316,24 +316,32 @@ D9_EXPORT void closefrom(int first)
 
 /* ---- wakes through fds ------------------------------------------------- */
 
-/* write() of 8 bytes to an eventfd: a WAKE when it succeeds. Its own
- * function, entered by a jump: only what the event needs after the call
- * (fd, buf, the stamp) is kept across it. It loads the real write itself
- * (write() found it set) after the stamp, which may be a call: nothing
- * else is live across that call, so no frame. */
-__attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf)
+/* write() of 8 bytes to an eventfd, stamped ts (not 0): a WAKE when it
+ * succeeds. Its own function, entered by a jump from write(), which takes
+ * the TSC stamp: the hook keeps only fd, buf and ts across the call (three
+ * registers, no frame) and reaches the thread's TLS only after it. */
+__attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf, uint64_t ts,
+                                                           ssize_t (*real)(int, const void *, size_t))
+{
+    ssize_t ret = real(fd, buf, 8);
+    if (ret != 8)
+        return ret;
+    uint64_t v;
+    memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
+    if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v)))
+        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v, 8);
+    return 8;
+}
+
+/* The eventfd write when write() took no TSC stamp: the agent off or
+ * inside itself (a plain call), or clock_gettime stamps. */
+__attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void *buf,
+                                                            ssize_t (*real)(int, const void *, size_t))
 {
     uint64_t ts = d9_wake_start();
-    ssize_t (*real)(int, const void *, size_t) = __atomic_load_n(&d9_real.write, __ATOMIC_RELAXED);
-    if (!ts) /* alone, and a tail call: after the call ts needs no test */
+    if (!ts)
         return real(fd, buf, 8);
-    ssize_t ret = real(fd, buf, 8);
-    if (ret == 8) {
-        uint64_t v;
-        memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
-        d9_emit_since(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v);
-    }
-    return ret;
+    return eventfd_write_hook(fd, buf, ts, real);
 }
 
 /* A write to a pipe whose read end is watched: WAKE of the read end. */
@@ -373,8 +381,12 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     unsigned b = d9_fd_byte(fd);
     if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
         return real_(fd, buf, n);
-    if (b == D9_FD_EVENTFD && n == 8) /* an eventfd's byte has no flags */
-        return eventfd_write_hook(fd, buf);
+    if (b == D9_FD_EVENTFD && n == 8) { /* an eventfd's byte has no flags */
+        uint64_t ts = d9_tsc_stamp_if_recording();
+        if (D9_UNLIKELY(!ts))
+            return eventfd_write_other(fd, buf, real_);
+        return eventfd_write_hook(fd, buf, ts, real_);
+    }
     return write_tracked(fd, buf, n, real_, b);
 }
 

@@ -97,12 +97,6 @@ __attribute__((noinline, cold)) static long failed(long ret)
     return -1;
 }
 
-__attribute__((noinline, cold)) static long wake_slow(uint64_t ts, long a1, long ret)
-{
-    d9_emit_slow(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret);
-    return ret;
-}
-
 /* A futex wake when the next syscall() is glibc's own, an 11-instruction
  * stub (the system call, then errno from a result in [-4095, -1]), and
  * stamps are TSC ticks: the wake makes the system call itself, so nothing
@@ -117,7 +111,7 @@ static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4,
     if (D9_UNLIKELY((unsigned long)ret >= -4095ul))
         return failed(ret);
     if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret)))
-        return wake_slow(ts, a1, ret);
+        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret, ret);
     return ret;
 }
 

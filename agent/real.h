@@ -264,6 +264,19 @@ static inline uint64_t d9_stamp_if_recording(void)
     return rec ? d9_now_call() : 0;
 }
 
+/* d9_stamp_if_recording for TSC stamps only: 0 unless this thread may
+ * record and stamps are TSC ticks. Never a call, so a caller that keeps
+ * no frame can take it. */
+static inline uint64_t d9_tsc_stamp_if_recording(void)
+{
+#if defined(__x86_64__)
+    if (D9_LIKELY(!d9_busy) &&
+        D9_LIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed) == D9_REC_TSC))
+        return __builtin_ia32_rdtsc() | 1;
+#endif
+    return 0;
+}
+
 /* Wakes are stamped before the real call so a wake never sorts after the
  * wakee's UNPARK. d9_wake_start() returns 0 inside the agent: no event. */
 static inline uint64_t d9_wake_start(void)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
-# calls; what dial9 recorded must match those counts exactly. A second run
+# calls; what dial9 recorded must match those counts exactly, with TSC and
+# with clock_gettime stamps. A second run
 # with a 64-event buffer must report drops, and recorded + dropped events of
 # the bursting thread must add up to what it did. A third run with another
 # syscall() interposer after the agent: every futex wake must reach it (the
@@ -11,17 +12,25 @@
 counter=$D9_BUILD/preload/count_futex_wakes.so
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/ground_truth" "$counter"
 
-# --- Normal run: exact counts -------------------------------------------
-trace=$D9_TMP/normal
-d9_run_traced "$trace" "$D9_PROGS/ground_truth" >"$D9_TMP/truth.json" 2>"$D9_TMP/stderr" ||
-    d9_fail "ground_truth failed under the agent: $(cat "$D9_TMP/stderr")"
-[ -s "$D9_TMP/stderr" ] && d9_fail "unexpected stderr: $(cat "$D9_TMP/stderr")"
-pid=$(d9_json "$D9_TMP/truth.json" 'j["pid"]') || exit 1
-dir=$(d9_sealed_dir "$trace" "$pid") || exit 1
-d9_decode_to "$D9_TMP/events.jsonl" events --json "$dir"
-d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
-
-d9_py '
+# --- Normal runs: exact counts, with each kind of stamp -----------------
+# exact_run NAME [VAR=VALUE...]: one run under the agent with those settings;
+# every count must match. The TSC run takes the hooks' fast paths (the
+# futex wake's direct path, the eventfd write stamped by write()); the
+# clock_gettime run their general ones.
+exact_run() {
+    local name=$1 out=$D9_TMP/$1
+    shift
+    mkdir -p "$out"
+    d9_run_traced "$out/trace" env "$@" "$D9_PROGS/ground_truth" >"$out/truth.json" 2>"$out/stderr" ||
+        d9_fail "$name: ground_truth failed under the agent: $(cat "$out/stderr")"
+    [ -s "$out/stderr" ] && d9_fail "$name: unexpected stderr: $(cat "$out/stderr")"
+    local pid dir
+    pid=$(d9_json "$out/truth.json" 'j["pid"]') || exit 1
+    dir=$(d9_sealed_dir "$out/trace" "$pid") || exit 1
+    d9_decode_to "$out/events.jsonl" events --json "$dir"
+    d9_decode_to "$out/summary.json" summary --json "$dir"
+    echo "# $name"
+    d9_py '
 from collections import Counter, defaultdict
 truth = json.load(open(sys.argv[1]))
 events = jsonl(sys.argv[2])
@@ -81,7 +90,10 @@ for t in truth["threads"]:
 created = [t for t in truth["threads"] if t["created"]]
 expect("threads created", len(created), truth["threads_created"])
 print("compared %d threads, %d events" % (len(truth["threads"]), len(events)))
-' "$D9_TMP/truth.json" "$D9_TMP/events.jsonl" "$D9_TMP/summary.json"
+' "$out/truth.json" "$out/events.jsonl" "$out/summary.json"
+}
+exact_run tsc
+exact_run monotonic DIAL9_CLOCK=monotonic
 
 # --- Another syscall() interposer after the agent ----------------------
 trace=$D9_TMP/chain
