@@ -251,7 +251,7 @@ static inline int d9_may_record(void)
  * clock read when nothing will be recorded (agent off, or inside it). A
  * TSC stamp has its low bit set, so the compiler knows it is not 0 and a
  * caller's test for 0 goes (2 instructions); one tick is under a ns, and
- * the order of two stamps stays as it was. */
+ * no two stamps swap. */
 static inline uint64_t d9_stamp_if_recording(void)
 {
     if (D9_UNLIKELY(d9_busy))
