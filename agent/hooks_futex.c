@@ -103,10 +103,11 @@ __attribute__((noinline, cold)) static long failed(long ret)
  * is live across a call. Every other futex call goes the general way. */
 static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-    if (D9_UNLIKELY(!futex_is_wake((int)a2)) || D9_UNLIKELY(d9_busy) ||
-        D9_UNLIKELY(atomic_load_explicit(&d9_recording, memory_order_relaxed) != D9_REC_TSC))
+    if (D9_UNLIKELY(!futex_is_wake((int)a2)))
         return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
-    uint64_t ts = __builtin_ia32_rdtsc(); /* before the call, as d9_wake_start */
+    uint64_t ts = d9_tsc_stamp_if_recording(); /* before the call, as d9_wake_start */
+    if (D9_UNLIKELY(!ts))
+        return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
     long ret = sys6(nr, a1, a2, a3, a4, a5, a6);
     if (D9_UNLIKELY((unsigned long)ret >= -4095ul))
         return failed(ret);

@@ -247,26 +247,11 @@ static inline int d9_may_record(void)
     return D9_LIKELY(!d9_busy) && atomic_load_explicit(&d9_recording, memory_order_relaxed);
 }
 
-/* d9_may_record() ? d9_stamp() : 0, with one load for both (agent.h). No
- * clock read when nothing will be recorded (agent off, or inside it). A
- * TSC stamp has its low bit set, so the compiler knows it is not 0 and a
- * caller's test for 0 goes (2 instructions); one tick is under a ns, and
- * no two stamps swap. */
-static inline uint64_t d9_stamp_if_recording(void)
-{
-    if (D9_UNLIKELY(d9_busy))
-        return 0;
-    int rec = atomic_load_explicit(&d9_recording, memory_order_relaxed);
-#if defined(__x86_64__)
-    if (D9_LIKELY(rec == D9_REC_TSC))
-        return __builtin_ia32_rdtsc() | 1;
-#endif
-    return rec ? d9_now_call() : 0;
-}
-
-/* d9_stamp_if_recording for TSC stamps only: 0 unless this thread may
- * record and stamps are TSC ticks. Never a call, so a caller that keeps
- * no frame can take it. */
+/* A TSC stamp when this thread may record and stamps are TSC ticks, else
+ * 0: one load answers both (agent.h). Never a call, so a caller that keeps
+ * no frame can take it. The stamp has its low bit set, so the compiler
+ * knows it is not 0 and a caller's test for 0 goes (2 instructions); one
+ * tick is under a ns, and no two stamps swap. */
 static inline uint64_t d9_tsc_stamp_if_recording(void)
 {
 #if defined(__x86_64__)
@@ -275,6 +260,16 @@ static inline uint64_t d9_tsc_stamp_if_recording(void)
         return __builtin_ia32_rdtsc() | 1;
 #endif
     return 0;
+}
+
+/* d9_may_record() ? d9_stamp() : 0, the TSC case first. No clock read when
+ * nothing will be recorded (agent off, or inside it). */
+static inline uint64_t d9_stamp_if_recording(void)
+{
+    uint64_t ts = d9_tsc_stamp_if_recording();
+    if (D9_LIKELY(ts))
+        return ts;
+    return d9_may_record() ? d9_stamp() : 0;
 }
 
 /* Wakes are stamped before the real call so a wake never sorts after the
