@@ -174,10 +174,12 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
     }
 
 /* For a hook that records nothing and makes no fd of its own until
- * recording can be on (read, write): the real function, else a tail call
+ * recording can be on (read, write, pread, pwrite and their 64-bit names):
+ * the real function, else a tail call
  * to name##_unresolved (D9_UNRESOLVED), which resolves and makes the plain
- * call. A pointer is NULL only before the first resolve (recording comes on
- * after it: init.c) or for a symbol libc lacks. Out of line, so the hook
+ * call. A pointer is NULL only before the first resolve (real.c's
+ * constructor runs before init.c's, which turns recording on) or for a
+ * symbol libc lacks. Out of line, so the hook
  * keeps no frame for its arguments across d9_real_resolve: its pass-through
  * path is a few loads and tests and a jump (BENCHMARKS.md, session 21). */
 #define D9_REAL_OR_PLAIN(fn, name, args)                                       \
