@@ -23,6 +23,7 @@
 #   BENCH_REDIS_N=100000 requests per redis-benchmark test, per server
 #   BENCH_PAIRS="off:dial9 off:off2"  the pairs A:B (modes of services_lib.sh's
 #                        set_mode, e.g. dial9:dial9+DIAL9_BUFFER_EVENTS=4096)
+#   BENCH_PAIRS_TSV=FILE also keep the per-round rows (pairs.tsv's columns) there
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -63,6 +64,7 @@ run_pair() {
 }
 
 run_pair_rounds "$tmp/pairs.tsv"
+[ -z "${BENCH_PAIRS_TSV:-}" ] || cp "$tmp/pairs.tsv" "$BENCH_PAIRS_TSV"
 
 python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$took" <<'EOF'
 import sys, statistics as st
@@ -85,8 +87,11 @@ print()
 print("p99: each load's own 99th percentile latency; both servers share CPU 0, so the latencies are "
       "the pair's, not a lone server's, and only their ratio means something.")
 print()
-print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | B's writer us/request | p99 ratio B/A (range) |")
-print("|---|---|---|---|---|---|---|")
+print("Rounds B < A: in how many rounds B spent less CPU per request than A (a sign count: with no "
+      "difference, each round is a coin toss).")
+print()
+print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request | p99 ratio B/A (range) |")
+print("|---|---|---|---|---|---|---|---|")
 verdict, floor, pverdict, pfloor = [], [], [], []
 p99_aa_max = {}
 
@@ -108,7 +113,7 @@ for svc in dict.fromkeys(r[0] for r in rows):
             except (ValueError, IndexError):
                 pass
         if not ratio:
-            print("| %s | %s | n/a | n/a | n/a | n/a | n/a |" % (svc, pair))
+            print("| %s | %s | n/a | n/a | n/a | n/a | n/a | n/a |" % (svc, pair))
             continue
         m = st.median(ratio)
         (verdict if pair == "off:dial9" else floor if pair == "off:off2" else []).append((svc, m, min(ratio), max(ratio)))
@@ -118,8 +123,9 @@ for svc in dict.fromkeys(r[0] for r in rows):
             p99_aa_max[svc] = max(p99)
         elif pair == "off:dial9" and p99:
             pverdict.append((svc, st.median(p99)))
-        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s | %s |" % (svc, pair, st.median(a), st.median(b), m,
-              min(ratio), max(ratio), "%.3f" % st.median(w) if w else "-", pm))
+        below = "%d of %d" % (sum(1 for x in ratio if x < 1), len(ratio))
+        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s | %s | %s |" % (svc, pair, st.median(a), st.median(b), m,
+              min(ratio), max(ratio), below, "%.3f" % st.median(w) if w else "-", pm))
 print()
 if floor:
     print("- noise floor (off:off2, the same server twice): " +
