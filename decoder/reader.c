@@ -287,15 +287,18 @@ void d9_inflater_free(struct d9_inflater *z)
 }
 
 /* Decompresses exactly b->raw_len bytes from one LZ4 frame that spans the
- * whole payload into z->raw. Returns NULL on success, else the reason. */
+ * whole payload into z->raw. Returns NULL on success, else the reason.
+ * A frame's content checksum (agents before session 23 wrote one) is not
+ * computed: d9_scan_segment passes only payloads whose CRC-32C verified. */
 static const char *inflate_block(struct d9_inflater *z, const uint8_t *src, const struct d9_block_ref *b)
 {
+    const LZ4F_decompressOptions_t verified = {.skipChecksums = 1};
     size_t in = 0, out = 0, hint = 1;
     while (hint != 0) {
         size_t src_n = b->payload_len - in, dst_n = b->raw_len - out;
         if (src_n == 0)
             return "lz4 frame ends early";
-        hint = LZ4F_decompress(z->dctx, z->raw + out, &dst_n, src + in, &src_n, NULL);
+        hint = LZ4F_decompress(z->dctx, z->raw + out, &dst_n, src + in, &src_n, &verified);
         if (LZ4F_isError(hint))
             return LZ4F_getErrorName(hint);
         in += src_n;
