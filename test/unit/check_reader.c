@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <lz4frame.h>
+
 #include "analysis.h"
 #include "encode.h"
 #include "json.h"
@@ -55,13 +57,19 @@ static void seg_block(struct seg *s, uint32_t tid, const struct d9_raw_event *ev
     s->len += b;
 }
 
-/* A block of 10 park/unpark pairs (20 events) starting at ts. */
-static void seg_simple_block(struct seg *s, uint64_t ts)
+/* 10 park/unpark pairs (20 events) starting at ts. */
+static void simple_events(struct d9_raw_event ev[20], uint64_t ts)
 {
-    struct d9_raw_event ev[20];
     for (int i = 0; i < 20; i++)
         ev[i] = (struct d9_raw_event){.ts = ts + (uint64_t)i * 100, .type = i % 2 ? D9_EV_UNPARK : D9_EV_PARK,
                                       .call = D9_CALL_EPOLL_WAIT, .a = 5, .b = i % 2 ? 1 : (uint64_t)-1};
+}
+
+/* A block of simple_events starting at ts. */
+static void seg_simple_block(struct seg *s, uint64_t ts)
+{
+    struct d9_raw_event ev[20];
+    simple_events(ev, ts);
     seg_block(s, 101, ev, 20);
 }
 
@@ -255,6 +263,61 @@ START_TEST(damaged_payload_resyncs)
     ck_assert_uint_eq(k.ev[40].ts, 40000);
     d9_seg_free(&seg);
     free(s.buf);
+}
+END_TEST
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The writer's LZ4 frames carry no content checksum (the block's CRC-32C is
+ * the check); agents before 2026-11-28 wrote one. A block of either kind
+ * decodes to the same events. */
+START_TEST(frame_content_checksum_either_way)
+{
+    struct seg now = build(1);
+    const uint8_t *hdr = now.buf + now.block_off[0];
+    ck_assert_uint_eq(hdr[D9_BLOCK_HEADER_SIZE + 4] & 0x04, 0); /* the frame's FLG byte: no content checksum */
+
+    /* The same block as an older agent wrote it. */
+    struct d9_raw_event ev[20];
+    simple_events(ev, 10000);
+    static uint8_t raw[4096];
+    struct d9_enc e;
+    d9_enc_init(&e, raw, sizeof(raw));
+    ck_assert_int_eq(d9_enc_begin_chunk(&e, 101, ev[0].ts), 0);
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(d9_enc_event(&e, &ev[i]), 0);
+    size_t raw_len = d9_enc_finish(&e);
+    struct seg old;
+    seg_header(&old);
+    uint8_t *blk = old.buf + old.len;
+    memcpy(blk, hdr, D9_BLOCK_HEADER_SIZE); /* magic, raw_len, events, first and last ts */
+    LZ4F_preferences_t p = {.frameInfo = {.contentChecksumFlag = LZ4F_contentChecksumEnabled, .contentSize = raw_len}};
+    size_t z = LZ4F_compressFrame(blk + D9_BLOCK_HEADER_SIZE, SEG_CAP - old.len - D9_BLOCK_HEADER_SIZE, raw, raw_len, &p);
+    ck_assert(!LZ4F_isError(z));
+    ck_assert_uint_eq(blk[D9_BLOCK_HEADER_SIZE + 4] & 0x04, 0x04);
+    put32(blk + 4, (uint32_t)z);
+    put32(blk + 12, d9_crc32c(0, blk + D9_BLOCK_HEADER_SIZE, z));
+    put32(blk + 20, d9_crc32c(d9_crc32c(0, blk, 20), blk + 24, 16));
+    old.len += D9_BLOCK_HEADER_SIZE + z;
+
+    struct d9_seg a, b;
+    static struct sink ka, kb;
+    ck_assert_int_eq(read_copy(now.buf, now.len, &a, &ka), 0);
+    ck_assert_int_eq(read_copy(old.buf, old.len, &b, &kb), 0);
+    ck_assert_int_eq(b.status, D9_SEG_OK);
+    ck_assert_int_eq(a.status, D9_SEG_OK);
+    ck_assert_uint_eq(kb.n, 20);
+    ck_assert_uint_eq(ka.n, 20);
+    for (size_t i = 0; i < 20; i++)
+        same_event(&kb.ev[i], &ka.ev[i]);
+    d9_seg_free(&a);
+    d9_seg_free(&b);
+    free(now.buf);
+    free(old.buf);
 }
 END_TEST
 
@@ -856,6 +919,7 @@ D9_SUITE(reader)
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, damaged_payload_resyncs);
     tcase_add_test(tc, damaged_block_header);
+    tcase_add_test(tc, frame_content_checksum_either_way);
     tcase_add_test(tc, truncated_everywhere);
     tcase_add_test(tc, garbage_and_empty);
     tcase_add_test(tc, unknown_type_skipped);
