@@ -288,7 +288,7 @@ void d9_inflater_free(struct d9_inflater *z)
 
 /* Decompresses exactly b->raw_len bytes from one LZ4 frame that spans the
  * whole payload into z->raw. Returns NULL on success, else the reason.
- * A frame's content checksum (agents before session 23 wrote one) is not
+ * A frame's content checksum (agents before 2026-11-28 wrote one) is not
  * computed: d9_scan_segment passes only payloads whose CRC-32C verified. */
 static const char *inflate_block(struct d9_inflater *z, const uint8_t *src, const struct d9_block_ref *b)
 {
