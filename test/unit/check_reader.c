@@ -886,6 +886,11 @@ START_TEST(json_integers_formatted)
     d9_jw_u64(&w, "z", 0);
     d9_jw_u64(&w, "u", 1234567890);
     d9_jw_u64(&w, "max", UINT64_MAX);
+    d9_jw_u64(&w, "a", 7);
+    d9_jw_u64(&w, "b", 10);
+    d9_jw_u64(&w, "c", 99);
+    d9_jw_u64(&w, "d", 100);
+    d9_jw_u64(&w, "e", 1000);
     d9_jw_arr(&w, "s");
     d9_jw_i64(&w, NULL, 0);
     d9_jw_i64(&w, NULL, -1);
@@ -896,6 +901,7 @@ START_TEST(json_integers_formatted)
     d9_jw_end(&w);
     fclose(f);
     ck_assert_str_eq(buf, "{\"z\":0,\"u\":1234567890,\"max\":18446744073709551615,"
+                          "\"a\":7,\"b\":10,\"c\":99,\"d\":100,\"e\":1000,"
                           "\"s\":[0,-1,-110,9223372036854775807,-9223372036854775808]}");
     free(buf);
 }
