@@ -25,7 +25,7 @@ run() {
     local mode=$1 port trace=$D9_TMP/trace.$1 node dir
     port=$(d9_free_port) || exit 1
     # Two pool threads (instead of 4) keep each of them busy. The main
-    # thread records ~50k events/s under this load: 4x the default buffer
+    # thread records ~50k events/s under this load: 16x the default buffer
     # so that a starved writer thread (2 busy cores) does not drop events.
     UV_THREADPOOL_SIZE=2 DIAL9_BUFFER_EVENTS=65536 d9_start_traced "$trace" node "$D9S_SERVICES/node_http.js" "$port" \
         "$D9_TMP/file.bin" "$([ "$mode" = killed ] || echo exit-on-term)" >"$D9_TMP/node.out" 2>&1
