@@ -52,7 +52,7 @@ static void put_u64(FILE *out, uint64_t v, int negative)
     put_n(out, p, (size_t)(end - p));
 }
 
-/* Runs of characters that need no escape go out in one fwrite: a call
+/* Runs of characters that need no escape go out in one put_n: a call
  * per character was a quarter of `events --json`. */
 void d9_json_str(FILE *out, const char *s, size_t n)
 {
