@@ -41,16 +41,23 @@ static void seg_header(struct seg *s)
     s->nblocks = 0;
 }
 
+/* A finished payload in raw[0..4096) holding evs (one chunk for tid). */
+static void encode_payload(struct d9_enc *e, uint8_t raw[4096], uint32_t tid, const struct d9_raw_event *evs,
+                           size_t n)
+{
+    d9_enc_init(e, raw, 4096);
+    ck_assert_int_eq(d9_enc_begin_chunk(e, tid, evs[0].ts), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(d9_enc_event(e, &evs[i]), 0);
+    d9_enc_finish(e);
+}
+
 /* Appends a block holding evs (one chunk for tid). */
 static void seg_block(struct seg *s, uint32_t tid, const struct d9_raw_event *evs, size_t n)
 {
     static uint8_t raw[4096];
     struct d9_enc e;
-    d9_enc_init(&e, raw, sizeof(raw));
-    ck_assert_int_eq(d9_enc_begin_chunk(&e, tid, evs[0].ts), 0);
-    for (size_t i = 0; i < n; i++)
-        ck_assert_int_eq(d9_enc_event(&e, &evs[i]), 0);
-    d9_enc_finish(&e);
+    encode_payload(&e, raw, tid, evs, n);
     s->block_off[s->nblocks++] = s->len;
     size_t b = d9_block_build(&e, s->buf + s->len, SEG_CAP - s->len);
     ck_assert_uint_gt(b, 0);
@@ -286,11 +293,8 @@ START_TEST(frame_content_checksum_either_way)
     simple_events(ev, 10000);
     static uint8_t raw[4096];
     struct d9_enc e;
-    d9_enc_init(&e, raw, sizeof(raw));
-    ck_assert_int_eq(d9_enc_begin_chunk(&e, 101, ev[0].ts), 0);
-    for (int i = 0; i < 20; i++)
-        ck_assert_int_eq(d9_enc_event(&e, &ev[i]), 0);
-    size_t raw_len = d9_enc_finish(&e);
+    encode_payload(&e, raw, 101, ev, 20);
+    size_t raw_len = e.len;
     struct seg old;
     seg_header(&old);
     uint8_t *blk = old.buf + old.len;
