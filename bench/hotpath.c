@@ -1,9 +1,20 @@
 /* hotpath.c - cost of the interposers per call, for bench/run.sh.
- * usage: hotpath MODE N [WARM]   prints "MODE ns_per_call"
+ * usage: hotpath MODE N [WARM [BLOCK]]
+ * Without BLOCK: N calls as the program makes them (through the agent when
+ * it is preloaded); prints "MODE ns_per_call".
  * WARM: that many untimed calls first, then a 300 ms pause: the agent's ring
  * has been touched and drained, so N calls under half the ring (8000 with the
  * 16384 entries bench/run.sh sets) time recorded events only, no page fault,
  * no drop.
+ * BLOCK (with the agent preloaded; N at least BLOCK): an A/B inside one
+ * process. The N calls go in blocks of BLOCK calls through the interposer,
+ * each paired with a block of as many calls straight to libc's own
+ * definition (dlsym on libc.so.6, which the agent never sees), the pair's
+ * order alternating.
+ * Prints "MODE libc_ns agent_ns added_ns": medians over the pairs of ns per
+ * call, and the median of the pairs' differences. Runs in separate
+ * processes differ by this VM's state (its fast and slow phases move a 1 us
+ * syscall by tens of ns); blocks a fraction of a millisecond apart do not.
  * Modes (each call below makes the agent record one event, or count one poll):
  *   cond_signal   pthread_cond_signal with no waiter: no syscall, so the agent's
  *                 share is the whole difference (wake event)
@@ -21,6 +32,7 @@
  * second thread exists glibc takes its multi-threaded paths (cancellation
  * points enable and disable async cancel around each syscall: +45 ns on
  * read here), which without the idle thread counted as the agent's cost. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -36,11 +48,137 @@
 #include <time.h>
 #include <unistd.h>
 
+enum mode { M_COND_SIGNAL, M_FUTEX_WAKE, M_EVENTFD, M_EPOLL_NOWAIT, M_EPOLL_PARK, M_MUTEX, M_SOCK_READ, M_FILE_PREAD, M_FILE_OPENCLOSE };
+static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",    "epoll_nowait",  "epoll_park",
+                                         "mutex",       "sock_read",  "file_pread", "file_openclose"};
+#define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
+
+/* The calls the modes make: the program's own bindings (the agent's, when
+ * preloaded) or libc's definitions. */
+struct calls {
+    int (*cond_signal)(pthread_cond_t *);
+    long (*syscall)(long, ...);
+    ssize_t (*write)(int, const void *, size_t);
+    ssize_t (*read)(int, void *, size_t);
+    ssize_t (*pread)(int, void *, size_t, off_t);
+    int (*epoll_wait)(int, struct epoll_event *, int, int);
+    int (*mutex_lock)(pthread_mutex_t *);
+    int (*mutex_unlock)(pthread_mutex_t *);
+    int (*open)(const char *, int, ...);
+    int (*close)(int);
+};
+
+static const struct calls program = {pthread_cond_signal, syscall, write, read, pread, epoll_wait,
+                                     pthread_mutex_lock,  pthread_mutex_unlock, open, close};
+
+/* libc's own definitions; pthread_cond_signal in the ABI the program links
+ * (GLIBC_2.3.2 on x86-64; the unversioned lookup gives the old one). */
+static int libc_calls(struct calls *c)
+{
+    void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return -1;
+    c->cond_signal = (int (*)(pthread_cond_t *))dlvsym(h, "pthread_cond_signal", "GLIBC_2.3.2");
+    c->syscall = (long (*)(long, ...))dlsym(h, "syscall");
+    c->write = (ssize_t(*)(int, const void *, size_t))dlsym(h, "write");
+    c->read = (ssize_t(*)(int, void *, size_t))dlsym(h, "read");
+    c->pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(h, "pread");
+    c->epoll_wait = (int (*)(int, struct epoll_event *, int, int))dlsym(h, "epoll_wait");
+    c->mutex_lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
+    c->mutex_unlock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_unlock");
+    c->open = (int (*)(const char *, int, ...))dlsym(h, "open");
+    c->close = (int (*)(int))dlsym(h, "close");
+    const void *const *p = (const void *const *)c;
+    for (size_t i = 0; i < sizeof(*c) / sizeof(void *); i++)
+        if (!p[i])
+            return -1;
+    return 0;
+}
+
+/* What the calls act on. */
+struct fixture {
+    pthread_cond_t cv;
+    pthread_mutex_t mu;
+    int word, efd, ep, sock, ffd;
+    const char *path;
+};
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* n calls of mode m through c. */
+static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
+{
+    const uint64_t one = 1; /* on the stack, as a service's waker keeps it */
+    struct epoll_event out[4];
+    char byte;
+    for (long i = 0; i < n; i++) {
+        switch (m) {
+        case M_COND_SIGNAL: c->cond_signal(&fx->cv); break;
+        case M_FUTEX_WAKE: c->syscall(SYS_futex, &fx->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); break;
+        case M_EVENTFD: (void)!c->write(fx->efd, &one, 8); break;
+        case M_EPOLL_NOWAIT: c->epoll_wait(fx->ep, out, 4, 0); break;
+        case M_EPOLL_PARK: c->epoll_wait(fx->ep, out, 4, 1); break;
+        case M_MUTEX:
+            c->mutex_lock(&fx->mu);
+            c->mutex_unlock(&fx->mu);
+            break;
+        case M_SOCK_READ: (void)!c->read(fx->sock, &byte, 1); break;
+        case M_FILE_PREAD: (void)!c->pread(fx->ffd, &byte, 1, 0); break;
+        case M_FILE_OPENCLOSE: c->close(c->open(fx->path, O_RDONLY)); break;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ns per call of one block of n calls. */
+static double timed_block(enum mode m, const struct calls *c, struct fixture *fx, long n)
+{
+    uint64_t t0 = now_ns();
+    run(m, c, fx, n);
+    return (double)(now_ns() - t0) / (double)n;
+}
+
+/* The in-process A/B: n calls through the program's bindings in blocks of
+ * block, each paired with a block straight to libc. Both tables on the
+ * stack: a load from a page of its own after each syscall (this VM empties
+ * the TLB at every syscall) would count for one side only. */
+static int ab(enum mode m, const struct calls *libc_, struct fixture *fx, long n, long block)
+{
+    const struct calls prog = program, libc = *libc_;
+    size_t pairs = (size_t)(n / block);
+    double *lib = pairs ? calloc(pairs * 3, sizeof(double)) : NULL;
+    if (!lib)
+        return 1;
+    double *via = lib + pairs, *diff = via + pairs;
+    for (size_t k = 0; k < pairs; k++) {
+        if (k % 2) {
+            via[k] = timed_block(m, &prog, fx, block);
+            lib[k] = timed_block(m, &libc, fx, block);
+        } else {
+            lib[k] = timed_block(m, &libc, fx, block);
+            via[k] = timed_block(m, &prog, fx, block);
+        }
+        diff[k] = via[k] - lib[k];
+    }
+    printf("%s %.1f %.1f %.1f\n", mode_names[m], median(lib, pairs), median(via, pairs), median(diff, pairs));
+    free(lib);
+    return 0;
 }
 
 /* Blocks for good in a read no one answers; gone with the process. */
@@ -51,31 +189,44 @@ static void *idle_thread(void *arg)
     return NULL;
 }
 
+static int parse_mode(const char *s)
+{
+    for (size_t i = 0; i < N_MODES; i++)
+        if (!strcmp(s, mode_names[i]))
+            return (int)i;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 && argc != 4) {
+    int mi = argc >= 3 && argc <= 5 ? parse_mode(argv[1]) : -1;
+    long n = argc >= 3 ? atol(argv[2]) : 0, warm = argc >= 4 ? atol(argv[3]) : 0;
+    long block = argc == 5 ? atol(argv[4]) : 0;
+    if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block)) {
         fprintf(stderr,
                 "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|mutex|sock_read|"
-                "file_pread|file_openclose N [WARM]\n",
+                "file_pread|file_openclose N [WARM [BLOCK]]\n",
                 argv[0]);
         return 2;
     }
-    const char *mode = argv[1];
-    long n = atol(argv[2]), warm = argc == 4 ? atol(argv[3]) : 0;
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-    int word = 0;
-    int efd = eventfd(0, EFD_NONBLOCK);
-    int ep = epoll_create1(0);
-    struct epoll_event ev = {.events = EPOLLIN}, out[4];
-    uint64_t one = 1;
-    if (write(efd, &one, 8) != 8) /* stays readable: epoll_park returns at once */
+    enum mode m = (enum mode)mi;
+    struct calls libc;
+    if (block && libc_calls(&libc) != 0) {
+        fprintf(stderr, "hotpath: libc's definitions not found: %s\n", dlerror());
         return 1;
-    epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev);
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    }
+    struct fixture fx = {.cv = PTHREAD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
+    fx.efd = eventfd(0, EFD_NONBLOCK);
+    fx.ep = epoll_create1(0);
+    struct epoll_event ev = {.events = EPOLLIN};
+    uint64_t one = 1;
+    if (write(fx.efd, &one, 8) != 8) /* stays readable: epoll_park returns at once */
+        return 1;
+    epoll_ctl(fx.ep, EPOLL_CTL_ADD, fx.efd, &ev);
     int sp[2];
-    char byte;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
         return 1;
+    fx.sock = sp[0];
     static int idle_fd[2];
     pthread_t idle;
     if (pipe(idle_fd) != 0 || pthread_create(&idle, NULL, idle_thread, &idle_fd[0]) != 0)
@@ -84,47 +235,25 @@ int main(int argc, char **argv)
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/d9hotpath.%d", dir, (int)getpid());
-    int ffd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (ffd < 0 || write(ffd, "x", 1) != 1) {
+    fx.path = path;
+    fx.ffd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fx.ffd < 0 || write(fx.ffd, "x", 1) != 1) {
         unlink(path);
         return 1;
     }
 
-    uint64_t t0 = 0;
-    for (long i = -warm; i < n; i++) {
-        if (i == 0 && warm) {
-            struct timespec pause = {0, 300000000};
-            nanosleep(&pause, NULL);
-        }
-        if (i == 0)
-            t0 = now_ns();
-        if (!strcmp(mode, "cond_signal"))
-            pthread_cond_signal(&cv);
-        else if (!strcmp(mode, "futex_wake"))
-            syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-        else if (!strcmp(mode, "eventfd"))
-            (void)!write(efd, &one, 8);
-        else if (!strcmp(mode, "epoll_nowait"))
-            epoll_wait(ep, out, 4, 0);
-        else if (!strcmp(mode, "epoll_park"))
-            epoll_wait(ep, out, 4, 1);
-        else if (!strcmp(mode, "mutex")) {
-            pthread_mutex_lock(&mu);
-            pthread_mutex_unlock(&mu);
-        } else if (!strcmp(mode, "sock_read"))
-            (void)!read(sp[0], &byte, 1);
-        else if (!strcmp(mode, "file_pread"))
-            (void)!pread(ffd, &byte, 1, 0);
-        else if (!strcmp(mode, "file_openclose"))
-            close(open(path, O_RDONLY));
-        else {
-            fprintf(stderr, "hotpath: unknown mode %s\n", mode);
-            unlink(path);
-            return 2;
-        }
+    if (warm) {
+        run(m, &program, &fx, warm);
+        if (block)
+            run(m, &libc, &fx, warm);
+        struct timespec pause = {0, 300000000};
+        nanosleep(&pause, NULL);
     }
-    uint64_t t1 = now_ns();
+    int rc = 0;
+    if (block)
+        rc = ab(m, &libc, &fx, n, block);
+    else
+        printf("%s %.1f\n", mode_names[m], timed_block(m, &program, &fx, n));
     unlink(path);
-    printf("%s %.1f\n", mode, (double)(t1 - t0) / (double)n);
-    return 0;
+    return rc;
 }

@@ -1,9 +1,11 @@
 /* passthrough.c - the least an LD_PRELOAD interposer can add: syscall(),
  * write() and epoll_wait() forwarded to the next definition (dlsym
  * RTLD_NEXT, resolved once) by a plain jump, nothing recorded. bench/run.sh
- * preloads it as the "floor" of the hot path's syscall rows: on a guest
- * where each syscall flushes the TLB (`pti`, no PCID), this alone adds tens
- * of ns to a 1 us call, which no agent that interposes can avoid.
+ * runs the in-process A/B of the hot path's recorded calls under it as well
+ * as under the agent (its "forwarder" column): what interposing alone adds
+ * to a call, before anything is recorded (0-4 ns a call here, measured in
+ * one process; across processes this VM's state moves a 1 us syscall by
+ * tens of ns, which once read as this forwarder's cost).
  * Built as build/bench/passthrough.so; x86-64 only (syscall's jump). */
 #include <dlfcn.h>
 #include <sys/epoll.h>
