@@ -10,7 +10,7 @@
  * process. The N calls go in blocks of BLOCK calls through the interposer,
  * each paired with a block of as many calls straight to libc's own
  * definition (dlsym on libc.so.6, which the agent never sees), the pair's
- * order alternating.
+ * order drawn at random.
  * Prints "MODE libc_ns agent_ns added_ns": medians over the pairs of ns per
  * call, and the median of the pairs' differences. Runs in separate
  * processes differ by this VM's state (its fast and slow phases move a 1 us
@@ -155,9 +155,13 @@ static double timed_block(enum mode m, const struct calls *c, struct fixture *fx
 }
 
 /* The in-process A/B: n calls through the program's bindings in blocks of
- * block, each paired with a block straight to libc. Both tables on the
- * stack: a load from a page of its own after each syscall (this VM empties
- * the TLB at every syscall) would count for one side only. */
+ * block, each paired with a block straight to libc, in an order drawn at
+ * random for each pair: this VM slows a 1 us syscall by about 170 ns for
+ * about a third of the blocks, with a period near 1 ms, and a fixed order
+ * lined that up with one side in some processes (-160 ns for a read the
+ * agent only forwards). Both tables on the stack: a load from a page of its
+ * own after each syscall (this VM empties the TLB at every syscall) would
+ * count for one side only. */
 static int ab(enum mode m, const struct calls *libc_, struct fixture *fx, long n, long block)
 {
     const struct calls prog = program, libc = *libc_;
@@ -166,8 +170,12 @@ static int ab(enum mode m, const struct calls *libc_, struct fixture *fx, long n
     if (!lib)
         return 1;
     double *via = lib + pairs, *diff = via + pairs;
+    uint64_t coin = now_ns() | 1; /* xorshift64 */
     for (size_t k = 0; k < pairs; k++) {
-        if (k % 2) {
+        coin ^= coin << 13;
+        coin ^= coin >> 7;
+        coin ^= coin << 17;
+        if (coin & 1) {
             via[k] = timed_block(m, &prog, fx, block);
             lib[k] = timed_block(m, &libc, fx, block);
         } else {

@@ -58,15 +58,16 @@ verdict "ns added to an uncontended mutex lock+unlock, target <= 5" "$(cat "$tmp
 echo
 echo "## Hot path, recorded events only, in one process: ns per call (median of $((ROUNDS * 2 + 1)) rounds)"
 echo
-echo "\`hotpath MODE N 20000 200\`: 20,000 untimed calls through the agent and as many straight"
+echo "\`hotpath MODE N 20000 50\`: 20,000 untimed calls through the agent and as many straight"
 echo "to libc, 300 ms for the writer to drain the ring, then N timed calls through the agent in"
-echo "blocks of 200, each paired with a block of 200 calls to libc's own definition (dlsym on"
-echo "libc.so.6, which the agent never sees), the pair's order alternating. A round's figure is"
-echo "the median over its pairs; the table gives the median over rounds (one process each) and"
+echo "blocks of 50, each paired with a block of 50 calls to libc's own definition (dlsym on"
+echo "libc.so.6, which the agent never sees), the pair's order drawn at random. A round's figure"
+echo "is the median over its pairs; the table gives the median over rounds (one process each) and"
 echo "their range. N = 8000 (4000 for epoll_park: a PARK and an UNPARK each) with a 16384-entry"
 echo "ring (DIAL9_BUFFER_EVENTS=16384): under half of it, so every call is recorded, no drop, no"
-echo "kick. Blocks a fraction of a millisecond apart share this VM's state, which moves a 1 us"
-echo "syscall by tens of ns between processes (the table above)."
+echo "kick. Blocks tens of microseconds apart share this VM's state, which moves a 1 us syscall by"
+echo "tens of ns between processes (the table above) and by about 170 ns for stretches of a few"
+echo "hundred microseconds."
 echo
 echo "forwarder: the same A/B under bench/passthrough.so instead of the agent, an interposer of"
 echo "syscall(), write() and epoll_wait() that only forwards to libc (cond_signal is not"
@@ -78,8 +79,8 @@ echo "|---|---|---|---|---|---|"
 inproc_row() {
   local mode=$1 rounds=$2 n=$3 events=$4 r f=$tmp/$1.inproc
   for r in $(seq "$rounds"); do
-    DIAL9_BUFFER_EVENTS=16384 on taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 200 >> "$f.agent"
-    LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 200 >> "$f.fwd"
+    DIAL9_BUFFER_EVENTS=16384 on taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 50 >> "$f.agent"
+    LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 50 >> "$f.fwd"
   done
   local a b d lo hi w
   a=$(awk '{print $2}' "$f.agent" | median); b=$(awk '{print $3}' "$f.agent" | median)
