@@ -48,7 +48,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { M_COND_SIGNAL, M_FUTEX_WAKE, M_EVENTFD, M_EPOLL_NOWAIT, M_EPOLL_PARK, M_MUTEX, M_SOCK_READ, M_FILE_PREAD, M_FILE_OPENCLOSE };
+enum mode {
+    M_COND_SIGNAL,
+    M_FUTEX_WAKE,
+    M_EVENTFD,
+    M_EPOLL_NOWAIT,
+    M_EPOLL_PARK,
+    M_MUTEX,
+    M_SOCK_READ,
+    M_FILE_PREAD,
+    M_FILE_OPENCLOSE,
+};
 static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",    "epoll_nowait",  "epoll_park",
                                          "mutex",       "sock_read",  "file_pread", "file_openclose"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
@@ -68,8 +78,9 @@ struct calls {
     int (*close)(int);
 };
 
-static const struct calls program = {pthread_cond_signal, syscall, write, read, pread, epoll_wait,
-                                     pthread_mutex_lock,  pthread_mutex_unlock, open, close};
+static const struct calls program = {
+    pthread_cond_signal, syscall, write, read, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
+};
 
 /* libc's own definitions; pthread_cond_signal in the ABI the program links
  * (GLIBC_2.3.2 on x86-64; the unversioned lookup gives the old one). */
