@@ -57,7 +57,7 @@ $(BUILD)/preload/%.so: test/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/%: bench/%.c bench/bench.h test/progs/now.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
 

@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 enum mode {
     M_COND_SIGNAL,
     M_FUTEX_WAKE,
@@ -114,13 +116,6 @@ struct fixture {
     const char *path;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* n calls of mode m through c. */
 static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
 {
@@ -143,18 +138,6 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_FILE_OPENCLOSE: c->close(c->open(fx->path, O_RDONLY)); break;
         }
     }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ns per call of one block of n calls. */
@@ -195,17 +178,10 @@ static int ab(enum mode m, const struct calls *libc_, struct fixture *fx, long n
         }
         diff[k] = via[k] - lib[k];
     }
-    printf("%s %.1f %.1f %.1f\n", mode_names[m], median(lib, pairs), median(via, pairs), median(diff, pairs));
+    printf("%s %.1f %.1f %.1f\n", mode_names[m], bench_median(lib, pairs), bench_median(via, pairs),
+           bench_median(diff, pairs));
     free(lib);
     return 0;
-}
-
-/* Blocks for good in a read no one answers; gone with the process. */
-static void *idle_thread(void *arg)
-{
-    char byte;
-    (void)!read(*(int *)arg, &byte, 1);
-    return NULL;
 }
 
 static int parse_mode(const char *s)
@@ -246,9 +222,7 @@ int main(int argc, char **argv)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
         return 1;
     fx.sock = sp[0];
-    static int idle_fd[2];
-    pthread_t idle;
-    if (pipe(idle_fd) != 0 || pthread_create(&idle, NULL, idle_thread, &idle_fd[0]) != 0)
+    if (bench_start_idle_thread() != 0)
         return 1;
     /* Made last, so every return below removes it. */
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";

@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_CONNS 1024
 #define VALUE "0123456789abcdef0123456789abcdef"
 
@@ -74,13 +76,6 @@ static int ntg;
 static enum proto proto;
 static char req[512];
 static size_t req_len;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static void die(const char *what)
 {

@@ -26,12 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "bench.h"
 
 enum { OPEN, WRITE, PWRITE, PREAD, READ, FSYNC, CLOSE, SOCKET, CONNECT, ACCEPT, DUP, DUP2, MMAP, MUNMAP,
        GETADDRINFO, NCALLS };

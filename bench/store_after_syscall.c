@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define BLOCK 50
 #define RING (512u << 10)
 
@@ -42,13 +44,6 @@ static const char *const names[N_VARIANTS] = {
 static char *ring;
 static size_t pos;
 static int efd;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static long raw_write(int fd, const void *buf, size_t n)
 {
@@ -88,26 +83,10 @@ __attribute__((noinline)) static void call(enum variant v)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Blocks for good in a read no one answers; gone with the process. */
-static void *idle_thread(void *arg)
-{
-    char byte;
-    (void)!read(*(int *)arg, &byte, 1);
-    return NULL;
-}
-
 int main(int argc, char **argv)
 {
     int pairs = argc > 1 ? atoi(argv[1]) : 160;
-    static int idle_fd[2];
-    pthread_t idle;
-    if (pairs < 1 || pipe(idle_fd) != 0 || pthread_create(&idle, NULL, idle_thread, &idle_fd[0]) != 0) {
+    if (pairs < 1 || bench_start_idle_thread() != 0) {
         fprintf(stderr, "usage: %s [PAIRS >= 1]\n", argv[0]);
         return 2;
     }
@@ -135,9 +114,7 @@ int main(int argc, char **argv)
         }
     double base = 0;
     for (int v = 0; v < N_VARIANTS; v++) {
-        double *col = ns + (size_t)v * pairs;
-        qsort(col, (size_t)pairs, sizeof(double), cmp_double);
-        double med = pairs % 2 ? col[pairs / 2] : (col[pairs / 2 - 1] + col[pairs / 2]) / 2;
+        double med = bench_median(ns + (size_t)v * pairs, (size_t)pairs);
         if (v == LIBC)
             base = med;
         printf("%-48s %8.1f ns %+7.1f\n", names[v], med, med - base);
