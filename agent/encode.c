@@ -361,6 +361,12 @@ size_t d9_block_build(const struct d9_enc *e, uint8_t *out, size_t cap)
     size_t z = LZ4F_compressFrame(out + D9_BLOCK_HEADER_SIZE, cap - D9_BLOCK_HEADER_SIZE, e->buf, e->len, &p);
     if (LZ4F_isError(z))
         return 0;
+    d9_block_seal(e, out, z);
+    return D9_BLOCK_HEADER_SIZE + z;
+}
+
+void d9_block_seal(const struct d9_enc *e, uint8_t *out, size_t z)
+{
     uint8_t *h = out;
     put_le32(h + 0, D9_BLOCK_MAGIC);
     put_le32(h + 4, (uint32_t)z);
@@ -371,7 +377,6 @@ size_t d9_block_build(const struct d9_enc *e, uint8_t *out, size_t cap)
     put_le64(h + 32, e->events ? e->last_ts : 0);
     uint32_t hc = d9_crc32c(0, h, 20);
     put_le32(h + 20, d9_crc32c(hc, h + 24, 16));
-    return D9_BLOCK_HEADER_SIZE + z;
 }
 
 /* ---- Segment header ----------------------------------------------------- */

@@ -86,9 +86,14 @@ size_t d9_enc_finish(struct d9_enc *e);
 /* Max bytes d9_block_build writes for a raw payload of raw_len bytes. */
 size_t d9_block_bound(size_t raw_len);
 /* Writes struct d9_block_header + the LZ4 frame of e's finished payload
- * (content checksum on) into out. Returns bytes written, 0 on error
- * (cap too small, payload over D9_BLOCK_MAX_RAW). Allocates inside liblz4. */
+ * (no content checksum: the header's CRC-32C covers the frame) into out.
+ * Returns bytes written, 0 on error (cap too small, payload over
+ * D9_BLOCK_MAX_RAW). Allocates inside liblz4. */
 size_t d9_block_build(const struct d9_enc *e, uint8_t *out, size_t cap);
+/* Writes the block header at out for the z-byte LZ4 frame of e's finished
+ * payload already at out + D9_BLOCK_HEADER_SIZE (d9_block_build's last
+ * step; tests use it to seal frames made with other LZ4 settings). */
+void d9_block_seal(const struct d9_enc *e, uint8_t *out, size_t z);
 
 /* What a segment header says. NULL strings are written empty. */
 struct d9_header_info {

@@ -273,12 +273,6 @@ START_TEST(damaged_payload_resyncs)
 }
 END_TEST
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* The writer's LZ4 frames carry no content checksum (the block's CRC-32C is
  * the check); agents before 2026-11-28 wrote one. A block of either kind
  * decodes to the same events. */
@@ -298,14 +292,11 @@ START_TEST(frame_content_checksum_either_way)
     struct seg old;
     seg_header(&old);
     uint8_t *blk = old.buf + old.len;
-    memcpy(blk, hdr, D9_BLOCK_HEADER_SIZE); /* magic, raw_len, events, first and last ts */
     LZ4F_preferences_t p = {.frameInfo = {.contentChecksumFlag = LZ4F_contentChecksumEnabled, .contentSize = raw_len}};
     size_t z = LZ4F_compressFrame(blk + D9_BLOCK_HEADER_SIZE, SEG_CAP - old.len - D9_BLOCK_HEADER_SIZE, raw, raw_len, &p);
     ck_assert(!LZ4F_isError(z));
     ck_assert_uint_eq(blk[D9_BLOCK_HEADER_SIZE + 4] & 0x04, 0x04);
-    put32(blk + 4, (uint32_t)z);
-    put32(blk + 12, d9_crc32c(0, blk + D9_BLOCK_HEADER_SIZE, z));
-    put32(blk + 20, d9_crc32c(d9_crc32c(0, blk, 20), blk + 24, 16));
+    d9_block_seal(&e, blk, z);
     old.len += D9_BLOCK_HEADER_SIZE + z;
 
     struct d9_seg a, b;
