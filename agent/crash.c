@@ -238,7 +238,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
          * signal takes the process down. */
         for (int i = 0; i < D9_CRASH_OTHER_WAIT_MS && !atomic_load(&dump_done); i++) {
             struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
+            syscall(SYS_nanosleep, &ms, NULL); /* not glibc's: a cancellation point */
         }
     }
     /* As if we had never been there: the program's disposition (installed

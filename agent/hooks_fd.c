@@ -1,9 +1,9 @@
 /* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
  * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
  * copy it; close and close_range forget it. write() dispatches on the kind
- * byte: an 8-byte eventfd write or a write to a pipe whose read end is in an
- * epoll set is a WAKE, a regular-file write is timed, anything else goes
- * straight through. epoll_ctl on an eventfd or a pipe read end is recorded
+ * byte: an 8-byte eventfd write (made directly when direct.h allows) or a
+ * write to a pipe whose read end is in an epoll set is a WAKE, a
+ * regular-file write is timed, anything else goes straight through. epoll_ctl on an eventfd or a pipe read end is recorded
  * so the decoder can tie the fd to the epoll set a thread parks on.
  * Creating, duplicating and closing calls are also timed as slow syscalls.
  * Closing one of the agent's own fds (close, close_range, closefrom, dup2
@@ -16,8 +16,10 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "direct.h"
 #include "fdtable.h"
 #include "lifecycle.h"
 #include "real.h"
@@ -333,6 +335,24 @@ __attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *
     return 8;
 }
 
+#if defined(__x86_64__)
+/* The same WAKE with the write made here (direct.h): the call returns to
+ * this page, not to libc's and then this one. */
+__attribute__((noinline)) static ssize_t eventfd_write_direct(int fd, const void *buf, uint64_t ts)
+{
+    long ret = d9_sys3(SYS_write, fd, (long)buf, 8);
+    if (D9_UNLIKELY(d9_sys_failed(ret)))
+        return d9_sys_fail(ret);
+    if (D9_UNLIKELY(ret != 8))
+        return ret;
+    uint64_t v;
+    memcpy(&v, buf, 8);
+    if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v)))
+        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v, 8);
+    return 8;
+}
+#endif
+
 /* The eventfd write when write() took no TSC stamp: the agent off or
  * inside itself (a plain call), or clock_gettime stamps. */
 __attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void *buf,
@@ -385,6 +405,10 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
         uint64_t ts = d9_tsc_stamp_if_recording();
         if (D9_UNLIKELY(!ts))
             return eventfd_write_other(fd, buf, real_);
+#if defined(__x86_64__)
+        if (D9_LIKELY(d9_direct_write_on()))
+            return eventfd_write_direct(fd, buf, ts);
+#endif
         return eventfd_write_hook(fd, buf, ts, real_);
     }
     return write_tracked(fd, buf, n, real_, b);

@@ -2,16 +2,16 @@
  * locks) that call futex directly. Every other syscall number is forwarded
  * untouched at the cost of one comparison and two jumps. A futex wake takes
  * the direct path (d9_syscall_futex_direct) when the constructor finds it
- * safe: 47 instructions added per recorded wake instead of 77 when it came
- * (callgrind; BENCHMARKS.md, "A futex wake that makes its own system call";
- * 41 since session 21's push).
+ * safe (direct.h): 47 instructions added per recorded wake instead of 77
+ * when it came (callgrind; BENCHMARKS.md, "A futex wake that makes its own
+ * system call"; 41 since session 21's push).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
 
+#include "direct.h"
 #include "real.h"
 
 #ifndef FUTEX_LOCK_PI2
@@ -77,27 +77,6 @@ static long d9_syscall_futex(long nr, long a1, long a2, long a3, long a4, long a
 }
 
 #if defined(__x86_64__)
-/* The raw system call, as glibc's syscall() makes it (rcx and r11 are the
- * kernel's). */
-static inline long sys6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
-{
-    register long r10 __asm__("r10") = a4, r8 __asm__("r8") = a5, r9 __asm__("r9") = a6;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-
-/* Out of line and called last, so the direct path keeps nothing across a
- * call: no register saves. */
-__attribute__((noinline, cold)) static long failed(long ret)
-{
-    errno = (int)-ret;
-    return -1;
-}
-
 /* A futex wake when the next syscall() is glibc's own, an 11-instruction
  * stub (the system call, then errno from a result in [-4095, -1]), and
  * stamps are TSC ticks: the wake makes the system call itself, so nothing
@@ -109,9 +88,9 @@ static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4,
     uint64_t ts = d9_tsc_stamp_if_recording(); /* before the call, as d9_wake_start */
     if (D9_UNLIKELY(!ts))
         return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
-    long ret = sys6(nr, a1, a2, a3, a4, a5, a6);
-    if (D9_UNLIKELY((unsigned long)ret >= -4095ul))
-        return failed(ret);
+    long ret = d9_sys6(nr, a1, a2, a3, a4, a5, a6);
+    if (D9_UNLIKELY(d9_sys_failed(ret)))
+        return d9_sys_fail(ret);
     if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret)))
         return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret, ret);
     return ret;
@@ -121,17 +100,10 @@ static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4,
  * constructor knows the direct one may be taken. */
 __attribute__((used)) long (*d9_futex_entry)(long, long, long, long, long, long, long) D9_HIDDEN = d9_syscall_futex;
 
-void d9_futex_hook_init(void)
+void d9_futex_direct_on(void)
 {
-    long (*next)(long, ...) = D9_REAL(syscall);
-    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-    if (libc && next && d9_clock_tsc && (void *)next == dlsym(libc, "syscall"))
-        __atomic_store_n(&d9_futex_entry, d9_syscall_futex_direct, __ATOMIC_RELAXED);
-    if (libc)
-        dlclose(libc);
+    __atomic_store_n(&d9_futex_entry, d9_syscall_futex_direct, __ATOMIC_RELAXED);
 }
-#else
-void d9_futex_hook_init(void) {}
 #endif
 
 /* Every other number: forwarded. syscall() takes at most six arguments on

@@ -1,6 +1,7 @@
 /* hooks_thread.c - thread lifecycle: pthread_create registers the child
  * with its parent's tid before user code runs; pthread_setname_np and
- * prctl(PR_SET_NAME) record name changes.
+ * prctl(PR_SET_NAME) record name changes; pthread_cancel turns the direct
+ * eventfd write off for good (direct.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "direct.h"
 #include "real.h"
 
 struct d9_start {
@@ -88,4 +90,13 @@ D9_EXPORT int prctl(int option, ...)
         errno = err;
     }
     return ret;
+}
+
+/* Before the request is made: from here on a write that may be a
+ * cancellation point goes through glibc's. */
+D9_EXPORT int pthread_cancel(pthread_t th)
+{
+    D9_REAL_OR_FAIL(real_, pthread_cancel, ENOSYS);
+    d9_direct_cancel_requested();
+    return real_(th);
 }

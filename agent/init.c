@@ -7,10 +7,12 @@
 
 #include "core.h"
 #include "crash.h"
+#include "direct.h"
 #include "dump.h"
 #include "fdtable.h"
 #include "flight.h"
 #include "log.h"
+#include "nocancel.h"
 #include "real.h"
 #include "segment.h"
 
@@ -31,7 +33,7 @@ __attribute__((constructor)) static void d9_init(void)
     if (!d9_cfg.enabled)
         goto off;
     d9_clock_init(d9_cfg.clock);
-    d9_futex_hook_init();
+    d9_direct_init();
     d9_slow_stamps = d9_ns_stamp((uint64_t)d9_cfg.slow_syscall_us * 1000u);
     d9_lock_stamps = d9_ns_stamp((uint64_t)d9_cfg.lock_wait_us * 1000u);
     d9_min_park_stamps = d9_ns_stamp(D9_SCHED_MIN_PARK_NS);
@@ -66,6 +68,7 @@ out:
 __attribute__((destructor)) static void d9_fini(void)
 {
     d9_busy++;
+    d9_cancel_off(); /* the drain joins the writer and writes files: the process is exiting */
     if (d9_self)
         d9_flush_nowait(d9_self);
     atomic_store(&d9_recording, 0);

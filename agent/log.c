@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nocancel.h"
+
 #define D9_LOG_PREFIX "dial9: "
 #define D9_LOG_LINE_MAX 512 /* bytes, including prefix and newline */
 
@@ -26,7 +28,9 @@ static void vlog(const char *fmt, va_list ap)
     if (len > sizeof(line) - 2)
         len = sizeof(line) - 2; /* truncated: keep room for the newline */
     line[len++] = '\n';
+    int cancel = d9_cancel_off();
     ssize_t w = write(2, line, len);
+    d9_cancel_restore(cancel);
     (void)w; /* nowhere left to report a failing stderr */
     errno = saved;
 }

@@ -109,6 +109,7 @@
     X(int, pthread_create, (pthread_t *, const pthread_attr_t *,               \
                             void *(*)(void *), void *), NULL)                  \
     X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
+    X(int, pthread_cancel, (pthread_t), NULL)                                  \
     X(int, prctl, (int, ...), NULL)                                            \
     X(void, closefrom, (int), NULL)                                            \
     X(int, execve, (const char *, char *const *, char *const *), NULL)         \
@@ -132,11 +133,6 @@ extern struct d9_real d9_real __attribute__((visibility("hidden")));
 /* Resolves every pointer (idempotent, safe from any thread, any time).
  * Pointers for symbols this libc lacks stay NULL. */
 void d9_real_resolve(void);
-
-/* Sends syscall(SYS_futex, ...) wakes down a path that makes the system
- * call itself when the next syscall() is glibc's and stamps are TSC ticks
- * (hooks_futex.c). Once, by the constructor, after d9_clock_init. */
-void d9_futex_hook_init(void);
 
 /* The real function, resolving on first use (calls can precede our
  * constructor). NULL only if libc lacks the symbol. */

@@ -13,6 +13,7 @@
 
 #include "core.h"
 #include "log.h"
+#include "nocancel.h"
 
 static struct d9_slot *slots;
 static uint32_t nslots, ring_events;
@@ -105,6 +106,7 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
     if (d9_exited || !atomic_load_explicit(&d9_recording, memory_order_relaxed) || !slots)
         return NULL;
     int saved = errno;
+    int cancel = d9_cancel_off(); /* it opens and reads /proc files */
     d9_busy++;
     uint32_t tid = (uint32_t)gettid();
     struct d9_slot *s = claim(tid);
@@ -126,6 +128,7 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
         d9_self = s;
     }
     d9_busy--;
+    d9_cancel_restore(cancel);
     errno = saved;
     return s;
 }

@@ -24,6 +24,7 @@
 
 #include "core.h"
 #include "log.h"
+#include "nocancel.h"
 #include "scheduling.h"
 
 static _Atomic int perf_refused; /* perf_event_open is not allowed here: stop asking */
@@ -152,8 +153,11 @@ void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
 {
     struct d9_sched *sc = &s->sched;
     int saved = errno;
+    int cancel = d9_cancel_off(); /* pread is a cancellation point; the hook's call may not be */
     uint64_t rd;
-    if (read_run_delay(sc->stat_fd, &rd) < 0) {
+    int got = read_run_delay(sc->stat_fd, &rd);
+    d9_cancel_restore(cancel);
+    if (got < 0) {
         d9_tls.stat_after = UINT64_MAX; /* the host closed our fd, the number now names something else */
     } else {
         if (rd > sc->run_delay)

@@ -25,6 +25,7 @@
 #include "encode.h"
 #include "flight.h"
 #include "log.h"
+#include "nocancel.h"
 #include "real.h"
 #include "segment.h"
 
@@ -620,6 +621,7 @@ void d9_writer_after_fork_child(void)
     if (!atomic_load(&running))
         return; /* not recording in the parent */
     d9_busy++;
+    int cancel = d9_cancel_off(); /* fork is no cancellation point; the new files' calls are */
     /* Only the forking thread exists here: the parent's writer and its
      * events stay the parent's. Start over with empty slots and files. */
     atomic_store(&running, 0);
@@ -633,5 +635,6 @@ void d9_writer_after_fork_child(void)
     atomic_store(&quiesced, 0);
     if (d9_writer_start() < 0)
         atomic_store(&d9_recording, 0);
+    d9_cancel_restore(cancel);
     d9_busy--;
 }

@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -962,6 +963,108 @@ static void test_threads(void)
     nanosleep(&(struct timespec){0, 10000000}, NULL);
 }
 
+/* ---- cancellation (last: the first pthread_cancel changes the agent's
+ * eventfd write for good, direct.h) --------------------------------------- */
+
+struct cancel_fixture {
+    int efd;
+    _Atomic int started, go, survived;
+};
+
+/* Spins with no cancellation point until the cancel is pending, then
+ * writes: glibc's write acts on the cancel before its system call. The
+ * start routine runs although the cancel may come before its first line:
+ * a new thread has no cancellation point until its own code makes one. */
+static void *write_when_told(void *p)
+{
+    struct cancel_fixture *f = p;
+    atomic_store(&f->started, 1);
+    while (!atomic_load(&f->go))
+        ;
+    uint64_t one = 1;
+    (void)!write(f->efd, &one, 8);
+    atomic_store(&f->survived, 1);
+    return NULL;
+}
+
+/* The same, but the first call after the cancel is a 20 ms futex wait
+ * through syscall(), which is not a cancellation point: the thread must
+ * survive it and be cancelled at the write after it. */
+static void *futex_wait_when_told(void *p)
+{
+    struct cancel_fixture *f = p;
+    atomic_store(&f->started, 1);
+    while (!atomic_load(&f->go))
+        ;
+    static _Atomic int word;
+    struct timespec ms20 = {0, 20000000};
+    sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, &ms20, NULL, 0);
+    atomic_store(&f->survived, 1);
+    uint64_t one = 1;
+    (void)!write(f->efd, &one, 8);
+    return NULL;
+}
+
+/* fork is no cancellation point: with a cancel pending, the child runs. */
+static _Atomic pid_t forked;
+static void *fork_when_told(void *p)
+{
+    struct cancel_fixture *f = p;
+    atomic_store(&f->started, 1);
+    while (!atomic_load(&f->go))
+        ;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(42);
+    atomic_store(&forked, pid);
+    atomic_store(&f->survived, 1);
+    uint64_t one = 1;
+    (void)!write(f->efd, &one, 8);
+    return NULL;
+}
+
+/* Runs fn in a thread cancelled before it is told to go: 1 when the thread
+ * ended cancelled, having started. */
+static int run_cancelled(void *(*fn)(void *), struct cancel_fixture *f)
+{
+    pthread_t th;
+    atomic_store(&f->started, 0);
+    atomic_store(&f->go, 0);
+    atomic_store(&f->survived, 0);
+    if (pthread_create(&th, NULL, fn, f) != 0 || pthread_cancel(th) != 0)
+        return 0;
+    atomic_store(&f->go, 1);
+    void *res = NULL;
+    return pthread_join(th, &res) == 0 && res == PTHREAD_CANCELED && atomic_load(&f->started);
+}
+
+static void test_cancel(void)
+{
+    struct cancel_fixture f = {.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+    CHECK(f.efd >= 0);
+    uint64_t v = 2, out = 0;
+    CHECK_RET(write(f.efd, &v, 8), 8); /* before any cancel */
+    CHECK_RET(read(f.efd, &out, 8), 8);
+    CHECK(out == 2);
+    CHECK(run_cancelled(write_when_told, &f));
+    CHECK(!atomic_load(&f.survived));
+    CHECK_ERR(read(f.efd, &out, 8), EAGAIN); /* the cancelled write wrote nothing */
+    CHECK(run_cancelled(futex_wait_when_told, &f));
+    CHECK(atomic_load(&f.survived));
+    CHECK_ERR(read(f.efd, &out, 8), EAGAIN);
+    CHECK(run_cancelled(fork_when_told, &f));
+    int status = 0;
+    CHECK(atomic_load(&forked) > 0 && waitpid(atomic_load(&forked), &status, 0) == atomic_load(&forked));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+    v = UINT64_MAX;
+    CHECK_ERR(write(f.efd, &v, 8), EINVAL); /* after a cancel: glibc's write */
+    v = 3;
+    CHECK_RET(write(f.efd, &v, 8), 8);
+    CHECK_RET(read(f.efd, &out, 8), 8);
+    CHECK(out == 3);
+    close(f.efd);
+}
+
 int main(void)
 {
     struct sigaction sa;
@@ -983,6 +1086,7 @@ int main(void)
     test_pipe_epoll();
     test_locks();
     test_threads();
+    test_cancel();
 
     printf("hooks_semantics: %d checks, %d failed\n", checks, failed);
     return failed ? 1 : 0;
