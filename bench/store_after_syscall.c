@@ -45,16 +45,6 @@ static char *ring;
 static size_t pos;
 static int efd;
 
-static long raw_write(int fd, const void *buf, size_t n)
-{
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"((long)SYS_write), "D"((long)fd), "S"(buf), "d"(n)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-
 /* One store into the ring of `size` bytes, at the next 32-byte entry. */
 static void store(size_t size)
 {
@@ -62,16 +52,16 @@ static void store(size_t size)
     pos = (pos + 32) & (size - 1);
 }
 
-__attribute__((noinline)) static void call(enum variant v)
+__attribute__((noinline)) static void call(int v)
 {
     uint64_t one = 1;
     volatile uint64_t local[8];
-    switch (v) {
+    switch ((enum variant)v) {
     case LIBC:
     case LIBC_AGAIN: (void)!write(efd, &one, 8); break;
-    case RAW: raw_write(efd, &one, 8); break;
+    case RAW: bench_raw_write(efd, &one, 8); break;
     case LIBC_RING: (void)!write(efd, &one, 8); store(RING); break;
-    case RAW_RING: raw_write(efd, &one, 8); store(RING); break;
+    case RAW_RING: bench_raw_write(efd, &one, 8); store(RING); break;
     case RING_LIBC: store(RING); (void)!write(efd, &one, 8); break;
     case LIBC_PAGE: (void)!write(efd, &one, 8); store(4096); break;
     case LIBC_STACK:
@@ -85,40 +75,14 @@ __attribute__((noinline)) static void call(enum variant v)
 
 int main(int argc, char **argv)
 {
-    int pairs = argc > 1 ? atoi(argv[1]) : 160;
-    if (pairs < 1 || bench_start_idle_thread() != 0) {
-        fprintf(stderr, "usage: %s [PAIRS >= 1]\n", argv[0]);
+    int pairs = bench_interleave_args(argc, argv);
+    if (pairs < 0)
         return 2;
-    }
     ring = mmap(NULL, RING, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     efd = eventfd(0, EFD_NONBLOCK);
-    double *ns = calloc((size_t)pairs * N_VARIANTS, sizeof(double));
-    if (ring == MAP_FAILED || efd < 0 || !ns)
+    if (ring == MAP_FAILED || efd < 0)
         return 1;
     for (size_t i = 0; i < RING; i += 4096) /* no page faults in the timed blocks */
         ring[i] = 0;
-    uint64_t coin = now_ns() | 1; /* xorshift64 */
-    for (int k = 0; k < pairs; k++)
-        for (int j = 0, first = 0; j < N_VARIANTS; j++) {
-            if (j == 0) { /* a random rotation each round: no variant keeps a place */
-                coin ^= coin << 13;
-                coin ^= coin >> 7;
-                coin ^= coin << 17;
-                first = (int)(coin % N_VARIANTS);
-            }
-            int v = (j + first) % N_VARIANTS;
-            uint64_t t0 = now_ns();
-            for (int i = 0; i < BLOCK; i++)
-                call((enum variant)v);
-            ns[v * pairs + k] = (double)(now_ns() - t0) / BLOCK;
-        }
-    double base = 0;
-    for (int v = 0; v < N_VARIANTS; v++) {
-        double med = bench_median(ns + (size_t)v * pairs, (size_t)pairs);
-        if (v == LIBC)
-            base = med;
-        printf("%-48s %8.1f ns %+7.1f\n", names[v], med, med - base);
-    }
-    free(ns);
-    return 0;
+    return bench_interleave(pairs, N_VARIANTS, BLOCK, call, names) ? 1 : 0;
 }
