@@ -3,8 +3,9 @@
  * copy it; close and close_range forget it. write() dispatches on the kind
  * byte: an 8-byte eventfd write (made directly when direct.h allows) or a
  * write to a pipe whose read end is in an epoll set is a WAKE, a
- * regular-file write is timed, anything else goes straight through. epoll_ctl on an eventfd or a pipe read end is recorded
- * so the decoder can tie the fd to the epoll set a thread parks on.
+ * regular-file write is timed, anything else goes straight through.
+ * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
+ * can tie the fd to the epoll set a thread parks on.
  * Creating, duplicating and closing calls are also timed as slow syscalls.
  * Closing one of the agent's own fds (close, close_range, closefrom, dup2
  * or dup3 onto it) is told to the segment layer first, which stops using
