@@ -68,7 +68,7 @@ out:
 __attribute__((destructor)) static void d9_fini(void)
 {
     d9_busy++;
-    d9_cancel_off(); /* the drain joins the writer and writes files: the process is exiting */
+    int cancel = d9_cancel_off(); /* the drain joins the writer and writes files */
     if (d9_self)
         d9_flush_nowait(d9_self);
     atomic_store(&d9_recording, 0);
@@ -76,5 +76,6 @@ __attribute__((destructor)) static void d9_fini(void)
     uint64_t lost = d9_registry_unrecorded();
     if (lost)
         d9_log("%llu threads were not recorded (DIAL9_MAX_THREADS=%u)", (unsigned long long)lost, d9_cfg.max_threads);
+    d9_cancel_restore(cancel); /* other libraries' destructors run after this one */
     d9_busy--;
 }

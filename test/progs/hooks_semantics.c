@@ -1023,6 +1023,17 @@ static void *fork_when_told(void *p)
     return NULL;
 }
 
+/* exit() is no cancellation point: with a cancel pending, the process
+ * exits with the thread's status (run in a child process). */
+static void *exit_when_told(void *p)
+{
+    struct cancel_fixture *f = p;
+    atomic_store(&f->started, 1);
+    while (!atomic_load(&f->go))
+        ;
+    exit(3);
+}
+
 /* Runs fn in a thread cancelled before it is told to go: 1 when the thread
  * ended cancelled, having started. */
 static int run_cancelled(void *(*fn)(void *), struct cancel_fixture *f)
@@ -1056,6 +1067,13 @@ static void test_cancel(void)
     int status = 0;
     CHECK(atomic_load(&forked) > 0 && waitpid(atomic_load(&forked), &status, 0) == atomic_load(&forked));
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+    pid_t pid = fork();
+    if (pid == 0) {
+        run_cancelled(exit_when_told, &f); /* returns only if the thread was cancelled in exit */
+        _exit(0);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
     v = UINT64_MAX;
     CHECK_ERR(write(f.efd, &v, 8), EINVAL); /* after a cancel: glibc's write */
     v = 3;
