@@ -18,8 +18,22 @@
 #define FUTEX_LOCK_PI2 13
 #endif
 
-/* Relative timeout (ns, -1 infinite) of a waiting futex op, or -2 when op
- * does not wait. */
+/* 1 for the ops that wait: their fourth argument is a timeout. */
+static inline int futex_waits(int op)
+{
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+    case FUTEX_WAIT_REQUEUE_PI:
+    case FUTEX_LOCK_PI2:
+    case FUTEX_LOCK_PI:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Relative timeout (ns, -1 infinite) of an op that waits (futex_waits). */
 static int64_t futex_wait_timeout(int op, const struct timespec *ts)
 {
     clockid_t clk = (op & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
@@ -33,7 +47,7 @@ static int64_t futex_wait_timeout(int op, const struct timespec *ts)
     case FUTEX_LOCK_PI: /* absolute, always CLOCK_REALTIME */
         return d9_abs_ns(CLOCK_REALTIME, ts);
     default:
-        return -2;
+        return -1;
     }
 }
 
@@ -68,24 +82,37 @@ static long d9_syscall_futex(long nr, long a1, long a2, long a3, long a4, long a
             d9_emit_since(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret);
         return ret;
     }
-    /* Only consult the timeout pointer for ops where a4 is one. */
-    int64_t tmo = futex_wait_timeout(op, (const struct timespec *)a4);
-    if (tmo == -2)
+    if (!futex_waits(op)) /* a4 is a timeout only for these */
         return real(nr, a1, a2, a3, a4, a5, a6);
-    D9_PARKED(ret, D9_CALL_FUTEX, a1, tmo, real(nr, a1, a2, a3, a4, a5, a6), D9_RES_ERRNO);
+    D9_PARKED(ret, D9_CALL_FUTEX, a1, futex_wait_timeout(op, (const struct timespec *)a4),
+              real(nr, a1, a2, a3, a4, a5, a6), D9_RES_ERRNO);
     return ret;
 }
 
 #if defined(__x86_64__)
-/* A futex wake when the next syscall() is glibc's own, an 11-instruction
- * stub (the system call, then errno from a result in [-4095, -1]), and
- * stamps are TSC ticks: the wake makes the system call itself, so nothing
- * is live across a call. Every other futex call goes the general way. */
-static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+/* A futex wait when the direct path is on: parked around the system call
+ * made here, not around glibc's stub, so the call returns to this page
+ * only (direct.h); the UNPARK takes the kernel's result as it is (-errno).
+ * syscall() is no cancellation point: there is nothing to keep. */
+__attribute__((noinline)) static long futex_wait_direct(long nr, long a1, long a2, long a3, long a4, long a5,
+                                                       long a6)
 {
-    if (D9_UNLIKELY(!futex_is_wake((int)a2)))
-        return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
-    uint64_t ts = d9_tsc_stamp_if_recording(); /* before the call, as d9_wake_start */
+    long ret;
+    if (!futex_waits((int)a2))
+        ret = d9_sys6(nr, a1, a2, a3, a4, a5, a6);
+    else
+        D9_PARKED(ret, D9_CALL_FUTEX, a1, a4 ? futex_wait_timeout((int)a2, (const struct timespec *)a4) : -1,
+                  d9_sys6(nr, a1, a2, a3, a4, a5, a6), D9_RES_VALUE); /* no timeout: no call */
+    return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
+}
+
+/* A futex wake when the direct path is on: stamped before the call, as
+ * d9_wake_start; the wake makes the system call itself, so nothing is live
+ * across a call. */
+__attribute__((noinline)) static long futex_wake_direct(long nr, long a1, long a2, long a3, long a4, long a5,
+                                                       long a6)
+{
+    uint64_t ts = d9_tsc_stamp_if_recording();
     if (D9_UNLIKELY(!ts))
         return d9_syscall_futex(nr, a1, a2, a3, a4, a5, a6);
     long ret = d9_sys6(nr, a1, a2, a3, a4, a5, a6);
@@ -94,6 +121,17 @@ static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4,
     if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret)))
         return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_FUTEX, (uint64_t)a1, (uint64_t)ret, ret);
     return ret;
+}
+
+/* The direct path, taken when the next syscall() is glibc's own, an
+ * 11-instruction stub (the system call, then errno from a result in
+ * [-4095, -1]), and stamps are TSC ticks. Only tail calls here: neither
+ * path pays the other's register saves. */
+static long d9_syscall_futex_direct(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+    if (futex_is_wake((int)a2))
+        return futex_wake_direct(nr, a1, a2, a3, a4, a5, a6);
+    return futex_wait_direct(nr, a1, a2, a3, a4, a5, a6);
 }
 
 /* Where syscall(SYS_futex, ...) goes: the general path until the

@@ -22,6 +22,8 @@
  *   eventfd       8-byte write to an eventfd (wake event)
  *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
  *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark)
+ *   futex_park    syscall(SYS_futex, FUTEX_WAIT) on a word that does not hold
+ *                 the value: EAGAIN at once (park + unpark)
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
  *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
@@ -56,13 +58,14 @@ enum mode {
     M_EVENTFD,
     M_EPOLL_NOWAIT,
     M_EPOLL_PARK,
+    M_FUTEX_PARK,
     M_MUTEX,
     M_SOCK_READ,
     M_FILE_PREAD,
     M_FILE_OPENCLOSE,
 };
 static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",    "epoll_nowait",  "epoll_park",
-                                         "mutex",       "sock_read",  "file_pread", "file_openclose"};
+                                         "futex_park",  "mutex",      "sock_read",  "file_pread",    "file_openclose"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -129,6 +132,9 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_EVENTFD: (void)!c->write(fx->efd, &one, 8); break;
         case M_EPOLL_NOWAIT: c->epoll_wait(fx->ep, out, 4, 0); break;
         case M_EPOLL_PARK: c->epoll_wait(fx->ep, out, 4, 1); break;
+        case M_FUTEX_PARK: /* the word is 0, not 1: EAGAIN at once */
+            c->syscall(SYS_futex, &fx->word, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+            break;
         case M_MUTEX:
             c->mutex_lock(&fx->mu);
             c->mutex_unlock(&fx->mu);
@@ -199,7 +205,7 @@ int main(int argc, char **argv)
     long block = argc == 5 ? atol(argv[4]) : 0;
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block)) {
         fprintf(stderr,
-                "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|mutex|sock_read|"
+                "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
                 "file_pread|file_openclose N [WARM [BLOCK]]\n",
                 argv[0]);
         return 2;
