@@ -1,13 +1,14 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
- * instruction, instead of through glibc's wrapper: futex wakes through
- * syscall() (hooks_futex.c) and 8-byte eventfd writes (hooks_fd.c).
+ * instruction, instead of through glibc's wrapper: futex wakes and waits
+ * through syscall() (hooks_futex.c) and 8-byte eventfd writes (hooks_fd.c).
  *
- * Why: a kernel that flushes the TLB at each system call (PTI without
- * PCID, as on the bench VM) makes every code page run after the call cost
- * a page walk. A hook that calls glibc's write returns through two pages,
- * libc's and its own; one that makes the call itself returns through its
- * own page alone, where libc's write would have run. On that VM this is
- * 40-65 ns a call (BENCHMARKS.md, session 25); elsewhere a few ns.
+ * Why: on the bench VM, whose kernel empties the TLB at each system call
+ * (PTI without PCID), glibc's write costs 34-75 ns more than the syscall
+ * instruction made from the caller's own code, and a hook that calls it
+ * and works after it another 8-23 ns (bench/syscall_paths; BENCHMARKS.md,
+ * session 25): most likely the walks of libc's text and the hook's on both
+ * sides of the call. Made here, the call returns through the hook's page
+ * alone. Elsewhere the saving is a few ns.
  *
  * When: only when the next definition of the call is glibc's own (no other
  * interposer would miss the call), stamps are TSC ticks, and, for write,
@@ -76,7 +77,9 @@ static inline int d9_sys_failed(long ret) { return (unsigned long)ret >= -4095ul
  * call. */
 long d9_sys_fail(long ret) __attribute__((cold)) D9_HIDDEN;
 
-/* Sends syscall(SYS_futex, ...) wakes down the direct path (hooks_futex.c). */
+/* Sends syscall(SYS_futex, ...) wakes and waits down the direct path
+ * (hooks_futex.c). syscall() is no cancellation point: no condition on
+ * pthread_cancel there. */
 void d9_futex_direct_on(void) D9_HIDDEN;
 #endif
 

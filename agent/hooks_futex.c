@@ -1,10 +1,10 @@
 /* hooks_futex.c - the syscall() interposer, for programs (Rust std, custom
  * locks) that call futex directly. Every other syscall number is forwarded
- * untouched at the cost of one comparison and two jumps. A futex wake takes
- * the direct path (d9_syscall_futex_direct) when the constructor finds it
- * safe (direct.h): 47 instructions added per recorded wake instead of 77
- * when it came (callgrind; BENCHMARKS.md, "A futex wake that makes its own
- * system call"; 41 since session 21's push).
+ * untouched at the cost of one comparison and two jumps. Futex wakes and
+ * waits take the direct path (d9_syscall_futex_direct) when the constructor
+ * finds it safe (direct.h): a recorded wake adds 43 instructions (77 when
+ * it came), a wait's PARK and UNPARK 107 (155 through glibc's stub;
+ * callgrind, BENCHMARKS.md, sessions 20 and 25).
  */
 #include <errno.h>
 #include <linux/futex.h>
