@@ -319,21 +319,28 @@ D9_EXPORT void closefrom(int first)
 
 /* ---- wakes through fds ------------------------------------------------- */
 
-/* write() of 8 bytes to an eventfd, stamped ts (not 0): a WAKE when it
- * succeeds. Its own function, entered by a jump from write(), which takes
- * the TSC stamp: the hook keeps only fd, buf and ts across the call (three
- * registers, no frame) and reaches the thread's TLS only after it. */
+/* The WAKE of an 8-byte eventfd write that wrote, stamped ts (not 0):
+ * the value written, read back from buf (the kernel just read it: buf is
+ * valid). Returns 8, the write's result. */
+static inline ssize_t eventfd_wake(int fd, const void *buf, uint64_t ts)
+{
+    uint64_t v;
+    memcpy(&v, buf, 8);
+    if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v)))
+        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v, 8);
+    return 8;
+}
+
+/* write() of 8 bytes to an eventfd through glibc, stamped ts (not 0): a
+ * WAKE when it succeeds. Its own function, entered by a jump from write(),
+ * which takes the TSC stamp: the hook keeps only fd, buf and ts across the
+ * call (three registers, no frame) and reaches the thread's TLS only after
+ * it. */
 __attribute__((noinline)) static ssize_t eventfd_write_hook(int fd, const void *buf, uint64_t ts,
                                                            ssize_t (*real)(int, const void *, size_t))
 {
     ssize_t ret = real(fd, buf, 8);
-    if (ret != 8)
-        return ret;
-    uint64_t v;
-    memcpy(&v, buf, 8); /* the kernel just read it: buf is valid */
-    if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v)))
-        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v, 8);
-    return 8;
+    return ret == 8 ? eventfd_wake(fd, buf, ts) : ret;
 }
 
 #if defined(__x86_64__)
@@ -344,13 +351,7 @@ __attribute__((noinline)) static ssize_t eventfd_write_direct(int fd, const void
     long ret = d9_sys3(SYS_write, fd, (long)buf, 8);
     if (D9_UNLIKELY(d9_sys_failed(ret)))
         return d9_sys_fail(ret);
-    if (D9_UNLIKELY(ret != 8))
-        return ret;
-    uint64_t v;
-    memcpy(&v, buf, 8);
-    if (D9_UNLIKELY(!d9_push_fast(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v)))
-        return d9_emit_slow_ret(ts, D9_EV_WAKE, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, v, 8);
-    return 8;
+    return ret == 8 ? eventfd_wake(fd, buf, ts) : ret;
 }
 #endif
 
