@@ -6,6 +6,7 @@
 #ifndef DIAL9_AGENT_H
 #define DIAL9_AGENT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,8 @@ extern _Atomic int d9_recording D9_HIDDEN;
 
 enum d9_slot_state { D9_SLOT_FREE = 0, D9_SLOT_LIVE = 1, D9_SLOT_EXITED = 2 };
 
+struct d9_tls;
+
 /* One per thread that emitted at least one event. Owned by that thread
  * (producer side of the ring) and by the writer (consumer side). */
 struct d9_slot {
@@ -47,6 +50,9 @@ struct d9_slot {
     uint64_t last_ns;         /* writer side: ts of the last ring event converted (clock.h) */
     char name[16];            /* writer side: last name written, NUL-terminated */
     struct d9_sched sched;    /* schedstat fd and perf ring (scheduling.h) */
+    pthread_t owner;          /* pthread_self() of the owning thread */
+    struct d9_tls *tls;       /* its TLS block, read by d9_direct_cancelled */
+    _Atomic uint32_t kicking; /* 1 while d9_direct_cancelled reads tls: the exit waits */
     struct d9_ring ring;
 };
 
@@ -65,6 +71,8 @@ struct d9_tls {
     struct perf_event_mmap_page *perf; /* self's perf ring, NULL without one (scheduling.h) */
     uint32_t nowait_count;     /* zero-timeout polls not yet written */
     uint8_t nowait_call;       /* call of the latest zero-timeout poll */
+    _Atomic uint8_t in_direct; /* 1 while in a direct epoll wait (direct.h) */
+    _Atomic uint8_t kicked;    /* set by d9_direct_cancelled before its signal */
 };
 /* One TLS block: its offset is one GOT load in a shared library, where
  * three variables took three. The names below are its members. */

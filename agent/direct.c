@@ -1,14 +1,25 @@
-/* direct.c - when the hooks may make their system calls themselves
- * (direct.h). */
+/* direct.c - when the hooks may make their system calls themselves, and
+ * getting a cancelled thread out of a direct epoll wait (direct.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <time.h>
 
+#include "core.h"
 #include "direct.h"
+#include "log.h"
 #include "real.h"
 
-_Atomic int d9_direct_write;
+_Atomic int d9_direct;
+static int epoll_was_on; /* D9_DIRECT_EPOLL was set by d9_direct_init */
 
 #if defined(__x86_64__)
+/* glibc's SIGCANCEL (__SIGRTMIN, internal): its handler marks the thread
+ * cancelled, which pthread_cancel already did, so it then does nothing;
+ * the signal only ends the wait (EINTR). */
+#define D9_SIGCANCEL 32
+
 long d9_sys_fail(long ret)
 {
     errno = (int)-ret;
@@ -28,12 +39,85 @@ void d9_direct_init(void)
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     if (next_is_libc(libc, (void *)D9_REAL(syscall), "syscall"))
         d9_futex_direct_on();
-    int off = 0;
-    if (next_is_libc(libc, (void *)D9_REAL(write), "write")) /* unless a cancel came first */
-        atomic_compare_exchange_strong(&d9_direct_write, &off, D9_DIRECT_ON);
+    int on = 0;
+    if (next_is_libc(libc, (void *)D9_REAL(write), "write"))
+        on |= D9_DIRECT_WRITE;
+    if (next_is_libc(libc, (void *)D9_REAL(epoll_wait), "epoll_wait") &&
+        next_is_libc(libc, (void *)D9_REAL(epoll_pwait), "epoll_pwait") &&
+        d9_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        on |= D9_DIRECT_EPOLL;
+    int off = 0; /* unless a cancel came first */
+    if (on && atomic_compare_exchange_strong(&d9_direct, &off, on))
+        epoll_was_on = !!(on & D9_DIRECT_EPOLL);
     if (libc)
         dlclose(libc);
 }
+
+void d9_direct_cancel_requested(void)
+{
+    if (!(atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_EPOLL))
+        return;
+    /* The first cancel: a thread that saw EPOLL set in_direct before; after
+     * the barrier d9_direct_cancelled sees it. Registered at init (a fork
+     * child inherits it); should it fail, 1 ms lets any store land. */
+    int saved = errno;
+    if (d9_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 1000000}, 0, 0);
+    errno = saved;
+}
+
+/* 1 when th owns s and is in a direct wait; signals it then if kick. s->tls
+ * is read only while the owner cannot pass its exit (registry.c). */
+static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
+{
+    atomic_store(&s->kicking, 1);
+    int in = atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th) &&
+             atomic_load(&s->tls->in_direct);
+    if (in && kick) {
+        atomic_store(&s->tls->kicked, 1);
+        d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
+    }
+    atomic_store(&s->kicking, 0);
+    return in;
+}
+
+/* Signals th until it is out of its direct wait: a signal that lands just
+ * before the syscall instruction ends nothing, so it is sent again every
+ * 10 ms, checking every 100 us. */
+static void kick_out(struct d9_slot *s, pthread_t th)
+{
+    long pid = d9_sys3(SYS_getpid, 0, 0, 0);
+    for (int round = 0; round < 100; round++) {
+        if (!in_direct_wait(s, th, pid, 1))
+            return;
+        for (int i = 0; i < 100; i++) {
+            d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
+            if (!in_direct_wait(s, th, pid, 0))
+                return;
+        }
+    }
+    d9_log("pthread_cancel: thread %u stays in epoll_wait after 1 s of signals; "
+           "its cancel acts when the wait ends",
+           s->tid);
+}
+
+void d9_direct_cancelled(pthread_t th)
+{
+    if (!epoll_was_on || pthread_equal(th, pthread_self()))
+        return;
+    int saved = errno;
+    uint32_t n = d9_slot_limit();
+    for (uint32_t i = 0; i < n; i++) {
+        struct d9_slot *s = d9_slot_at(i);
+        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th)) {
+            kick_out(s, th);
+            break;
+        }
+    }
+    errno = saved;
+}
 #else
 void d9_direct_init(void) {}
+void d9_direct_cancel_requested(void) { atomic_store(&d9_direct, D9_DIRECT_CANCEL); }
+void d9_direct_cancelled(pthread_t th) { (void)th; }
 #endif

@@ -1,6 +1,8 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
- * through syscall() (hooks_futex.c) and 8-byte eventfd writes (hooks_fd.c).
+ * through syscall() (hooks_futex.c), 8-byte eventfd writes (hooks_fd.c),
+ * and epoll_wait / epoll_pwait without a mask that may block
+ * (hooks_park.c).
  *
  * Why: on the bench VM, whose kernel empties the TLB at each system call
  * (PTI without PCID), glibc's write costs 34-75 ns more than the syscall
@@ -11,42 +13,63 @@
  * alone. Elsewhere the saving is a few ns.
  *
  * When: only when the next definition of the call is glibc's own (no other
- * interposer would miss the call), stamps are TSC ticks, and, for write,
- * no thread has called pthread_cancel. glibc's write is a cancellation
- * point and the syscall instruction is not: a thread with a pending cancel
- * must still be cancelled there. While no cancel was ever requested there
- * is none to act on; from the first pthread_cancel on, writes go through
- * glibc again (d9_direct_cancel_requested). An 8-byte eventfd write never
- * waits unless the counter is full and the fd blocking, which runtimes
- * never do (their eventfds are EFD_NONBLOCK).
+ * interposer would miss the call), stamps are TSC ticks, and, for write and
+ * epoll, no thread has called pthread_cancel. glibc's write and epoll_wait
+ * are cancellation points and the syscall instruction is not: a thread
+ * with a pending cancel must still be cancelled there. While no cancel was
+ * ever requested there is none to act on; from the first pthread_cancel
+ * on, these calls go through glibc again (d9_direct_cancel_requested).
+ * An 8-byte eventfd write never waits unless the counter is full and the
+ * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK).
+ *
+ * An epoll wait does block, and glibc 2.36's pthread_cancel signals only a
+ * thread inside one of glibc's cancellation points: a thread already in a
+ * direct wait would sleep through its cancel. So the interposer, after the
+ * real call, gets the target out (d9_direct_cancelled): it sends the
+ * target glibc's own SIGCANCEL, whose handler does nothing to a thread
+ * already marked cancelled, and the wait ends with EINTR; seeing it was
+ * kicked, the hook goes on waiting through glibc's epoll_wait, for the time
+ * left, which acts on the cancel as glibc would have or, with cancellation
+ * disabled, just waits. Which threads are in a direct wait is exact:
+ * d9_tls.in_direct is set before the hook reads d9_direct, and the first
+ * pthread_cancel, after it clears d9_direct, makes every thread pass a
+ * memory barrier (membarrier(2), registered by d9_direct_init) before it
+ * reads in_direct.
  */
 #ifndef DIAL9_DIRECT_H
 #define DIAL9_DIRECT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "agent.h"
 
-/* D9_DIRECT_ON: eventfd writes may be direct; 0 before d9_direct_init,
- * D9_DIRECT_CANCEL (sticky) once pthread_cancel was called. */
-#define D9_DIRECT_ON 1
-#define D9_DIRECT_CANCEL 2
-extern _Atomic int d9_direct_write D9_HIDDEN;
+/* Which direct paths are on (d9_direct_on): 0 before d9_direct_init,
+ * D9_DIRECT_CANCEL (sticky, and nothing else) once pthread_cancel was
+ * called. */
+#define D9_DIRECT_WRITE 1 /* 8-byte eventfd writes */
+#define D9_DIRECT_EPOLL 2 /* epoll waits (membarrier registered) */
+#define D9_DIRECT_CANCEL 4
+extern _Atomic int d9_direct D9_HIDDEN;
 
 /* Once, by the constructor, after d9_clock_init: turns on the direct paths
  * whose conditions hold (above). */
 void d9_direct_init(void);
 
-/* Called by the pthread_cancel interposer before the real call. */
-static inline void d9_direct_cancel_requested(void)
-{
-    atomic_store(&d9_direct_write, D9_DIRECT_CANCEL);
-}
+/* Called by the pthread_cancel interposer before the real call: turns the
+ * write and epoll paths off; the first time, makes every thread pass a
+ * memory barrier. Preserves errno. */
+void d9_direct_cancel_requested(void) D9_HIDDEN;
 
-/* Acquire: a write that sees ON ran before any cancel request was made. */
-static inline int d9_direct_write_on(void)
+/* Called by the pthread_cancel interposer after the real call cancelled
+ * th: if th is in a direct epoll wait, signals it until it has left (at
+ * most ~1 s; a line on stderr if it never does). Preserves errno. */
+void d9_direct_cancelled(pthread_t th) D9_HIDDEN;
+
+/* Acquire: a call that sees its bit ran before any cancel request. */
+static inline int d9_direct_on(int path)
 {
-    return atomic_load_explicit(&d9_direct_write, memory_order_acquire) == D9_DIRECT_ON;
+    return atomic_load_explicit(&d9_direct, memory_order_acquire) & path;
 }
 
 #if defined(__x86_64__)

@@ -408,7 +408,7 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
         if (D9_UNLIKELY(!ts))
             return eventfd_write_other(fd, buf, real_);
 #if defined(__x86_64__)
-        if (D9_LIKELY(d9_direct_write_on()))
+        if (D9_LIKELY(d9_direct_on(D9_DIRECT_WRITE)))
             return eventfd_write_direct(fd, buf, ts);
 #endif
         return eventfd_write_hook(fd, buf, ts, real_);

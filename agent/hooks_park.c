@@ -7,9 +7,12 @@
 #undef _FORTIFY_SOURCE /* we define poll/ppoll ourselves */
 
 #include <errno.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "direct.h"
 #include "real.h"
 
 /* Millisecond timeout as epoll/poll take it: negative = infinite. */
@@ -39,17 +42,100 @@ static inline int tv_zero(const struct timeval *tv)
 #define D9_POLL_BODY(name, call, target, nowait, tmo, args)                    \
     D9_PARK_BODY(name, call, target, nowait, tmo, args, D9_RES_ERRNO, -1)
 
-D9_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+/* Through glibc's wrappers. */
+static inline int epoll_wait_glibc(int epfd, struct epoll_event *ev, int max, int timeout)
 {
     D9_POLL_BODY(epoll_wait, D9_CALL_EPOLL_WAIT, epfd, timeout == 0, ms_ns(timeout),
                  (epfd, ev, max, timeout));
 }
 
-D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
-                          const sigset_t *mask)
+static inline int epoll_pwait_glibc(int epfd, struct epoll_event *ev, int max, int timeout,
+                                    const sigset_t *mask)
 {
     D9_POLL_BODY(epoll_pwait, D9_CALL_EPOLL_PWAIT, epfd, timeout == 0, ms_ns(timeout),
                  (epfd, ev, max, timeout, mask));
+}
+
+#if defined(__x86_64__)
+/* nr's call (SYS_epoll_wait, or SYS_epoll_pwait without a mask) through
+ * glibc's wrapper. */
+__attribute__((noinline)) static int epoll_glibc(long nr, int epfd, struct epoll_event *ev, int max,
+                                                 int timeout)
+{
+    if (nr == SYS_epoll_wait)
+        return epoll_wait_glibc(epfd, ev, max, timeout);
+    return epoll_pwait_glibc(epfd, ev, max, timeout, NULL);
+}
+
+/* A direct wait that d9_direct_cancelled ended (EINTR): the rest of it,
+ * through glibc's wrapper, a cancellation point, which acts on the cancel
+ * or, with cancellation disabled, waits for the time left (the whole ms
+ * count that has not passed since `since`). Returns the kernel's result. */
+__attribute__((noinline, cold)) static long epoll_after_kick(long nr, int epfd, struct epoll_event *ev,
+                                                             int max, int timeout, uint64_t since)
+{
+    int saved = errno, r;
+    do {
+        atomic_store_explicit(&d9_tls.kicked, 0, memory_order_relaxed);
+        int left = timeout;
+        if (timeout > 0) {
+            uint64_t ms = (d9_stamp() - since) / d9_ns_stamp(1000000);
+            left = ms >= (uint64_t)timeout ? 0 : timeout - (int)ms;
+        }
+        r = nr == SYS_epoll_wait ? D9_REAL(epoll_wait)(epfd, ev, max, left)
+                                 : D9_REAL(epoll_pwait)(epfd, ev, max, left, NULL);
+    } while (r < 0 && errno == EINTR && atomic_load_explicit(&d9_tls.kicked, memory_order_relaxed));
+    long ret = r < 0 ? -(long)errno : r;
+    errno = saved;
+    return ret;
+}
+
+/* A wait that may block, made here (direct.h): in_direct is set before
+ * d9_direct is read, so d9_direct_cancelled knows this thread is in it; a
+ * thread with no slot yet goes through glibc's wrapper, which registers it.
+ * The UNPARK takes the kernel's result as it is (-errno). */
+__attribute__((noinline)) static int epoll_direct(long nr, int epfd, struct epoll_event *ev, int max,
+                                                  int timeout)
+{
+    uint64_t now = d9_tsc_stamp_if_recording();
+    if (D9_UNLIKELY(!now) || D9_UNLIKELY(!d9_self))
+        return epoll_glibc(nr, epfd, ev, max, timeout);
+    /* A signal handler's wait may nest in the thread's: restored, not cleared. */
+    uint8_t outer = atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed);
+    atomic_store_explicit(&d9_tls.in_direct, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst); /* the cancel's membarrier orders it for the hardware */
+    if (D9_UNLIKELY(!d9_direct_on(D9_DIRECT_EPOLL))) {
+        atomic_store_explicit(&d9_tls.in_direct, outer, memory_order_relaxed);
+        return epoll_glibc(nr, epfd, ev, max, timeout);
+    }
+    uint8_t call = nr == SYS_epoll_wait ? D9_CALL_EPOLL_WAIT : D9_CALL_EPOLL_PWAIT;
+    int rec = d9_park_fast(now, call, (uint64_t)epfd, ms_ns(timeout));
+    long ret = d9_sys6(nr, epfd, (long)ev, max, timeout, 0, _NSIG / 8);
+    atomic_store_explicit(&d9_tls.in_direct, outer, memory_order_relaxed);
+    if (D9_UNLIKELY(ret == -EINTR) && atomic_load_explicit(&d9_tls.kicked, memory_order_relaxed))
+        ret = epoll_after_kick(nr, epfd, ev, max, timeout, now);
+    if (rec)
+        d9_unpark_fast(call, ret);
+    return D9_UNLIKELY(d9_sys_failed(ret)) ? (int)d9_sys_fail(ret) : (int)ret;
+}
+#define D9_EPOLL_DIRECT(nr, cond)                                              \
+    if ((cond) && d9_direct_on(D9_DIRECT_EPOLL))                               \
+    return epoll_direct(nr, epfd, ev, max, timeout)
+#else
+#define D9_EPOLL_DIRECT(nr, cond)
+#endif
+
+D9_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+    D9_EPOLL_DIRECT(SYS_epoll_wait, timeout != 0);
+    return epoll_wait_glibc(epfd, ev, max, timeout);
+}
+
+D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+                          const sigset_t *mask)
+{
+    D9_EPOLL_DIRECT(SYS_epoll_pwait, timeout != 0 && !mask);
+    return epoll_pwait_glibc(epfd, ev, max, timeout, mask);
 }
 
 D9_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,

@@ -1,7 +1,8 @@
 /* hooks_thread.c - thread lifecycle: pthread_create registers the child
  * with its parent's tid before user code runs; pthread_setname_np and
  * prctl(PR_SET_NAME) record name changes; pthread_cancel turns the direct
- * eventfd write off for good (direct.h).
+ * eventfd write and epoll wait off for good and gets its target out of a
+ * direct wait (direct.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -92,11 +93,15 @@ D9_EXPORT int prctl(int option, ...)
     return ret;
 }
 
-/* Before the request is made: from here on a write that may be a
- * cancellation point goes through glibc's. */
+/* Before the request is made: from here on a write or an epoll wait that
+ * may be a cancellation point goes through glibc's. After it: th is got
+ * out of a direct epoll wait it may be in (direct.h). */
 D9_EXPORT int pthread_cancel(pthread_t th)
 {
     D9_REAL_OR_FAIL(real_, pthread_cancel, ENOSYS);
     d9_direct_cancel_requested();
-    return real_(th);
+    int ret = real_(th);
+    if (ret == 0)
+        d9_direct_cancelled(th);
+    return ret;
 }

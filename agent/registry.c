@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -89,6 +90,8 @@ static struct d9_slot *claim(uint32_t tid)
         }
         atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
         s->tid = tid;
+        s->owner = pthread_self();
+        s->tls = &d9_tls;
         s->name[0] = 0;
         uint32_t l = atomic_load(&limit);
         while (l < i + 1 && !atomic_compare_exchange_weak(&limit, &l, i + 1))
@@ -147,7 +150,11 @@ void d9_thread_exit(void)
     d9_slot_push(s, now, D9_EV_THREAD_EXIT, 0, 0, 0);
     d9_self = NULL;
     d9_tls.ring = (struct d9_ring_head){0}; /* the inline pushes fail without a d9_self check */
-    atomic_store_explicit(&s->state, D9_SLOT_EXITED, memory_order_release);
+    /* seq_cst, then kicking: d9_direct_cancelled reads this thread's TLS
+     * only while it sees LIVE, with kicking set; it is soon cleared. */
+    atomic_store(&s->state, D9_SLOT_EXITED);
+    while (atomic_load(&s->kicking))
+        sched_yield();
     /* Exited slots are freed by the writer once drained; with most slots
      * taken (thread churn), have it do so now rather than at its next
      * period, so new threads still find one. */

@@ -1,0 +1,217 @@
+/* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait or
+ * epoll_pwait behaves as with glibc alone: cancelled in the wait when
+ * cancellation is enabled (deferred or asynchronous); with it disabled,
+ * the wait goes on and returns what it would have (the event, or 0 at its
+ * timeout, never EINTR); a thread that was not the target is not
+ * disturbed. Run plain and under the agent (test_hooks_semantics.sh).
+ *
+ * Under the agent such a wait is made with the syscall instruction
+ * (agent/direct.h), which glibc's pthread_cancel does not interrupt; the
+ * agent's pthread_cancel must get the thread out. Every case runs in a
+ * child process of its own, so that its cancel is the process's first:
+ * the one that finds threads in direct waits. Prints
+ * "cancel_park: N checks, M failed"; exits 1 if any failed. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checks.h"
+
+enum mode { DEFERRED, ASYNC, DISABLED };
+
+struct waiter {
+    int ep, efd;
+    int pwait;       /* epoll_pwait(..., NULL) instead of epoll_wait */
+    enum mode mode;
+    int timeout_ms;  /* of the wait under test */
+    _Atomic int in_wait;
+    _Atomic long ret; /* the wait's result, or -100 while it runs */
+    _Atomic int err;
+    _Atomic int after_enable; /* reached pthread_testcancel after the wait */
+};
+
+static uint64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL); }
+
+static void *waiter(void *p)
+{
+    struct waiter *w = p;
+    struct epoll_event ev;
+    if (w->mode == DISABLED)
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    epoll_wait(w->ep, &ev, 1, 1); /* the thread's first park: it has events before the wait */
+    if (w->mode == ASYNC)
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    atomic_store(&w->in_wait, 1);
+    errno = 0;
+    long r = w->pwait ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL) : epoll_wait(w->ep, &ev, 1, w->timeout_ms);
+    atomic_store(&w->err, errno);
+    atomic_store(&w->ret, r);
+    if (w->mode == ASYNC)
+        pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+    atomic_store(&w->after_enable, 1);
+    pthread_testcancel();
+    return NULL;
+}
+
+static void waiter_init(struct waiter *w, int pwait, enum mode mode, int timeout_ms)
+{
+    *w = (struct waiter){.pwait = pwait, .mode = mode, .timeout_ms = timeout_ms, .ret = -100};
+    w->ep = epoll_create1(EPOLL_CLOEXEC);
+    w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event add = {.events = EPOLLIN, .data.u64 = 7};
+    CHECK(w->ep >= 0 && w->efd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->efd, &add) == 0);
+}
+
+/* Starts w's thread and returns once it has been in its wait for 50 ms. */
+static pthread_t start_waiting(struct waiter *w)
+{
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, waiter, w) == 0);
+    while (!atomic_load(&w->in_wait))
+        sleep_ms(1);
+    sleep_ms(50);
+    return th;
+}
+
+/* pthread_join within 3 s; its exit value in *res. */
+static int join_soon(pthread_t th, void **res)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 3;
+    return pthread_timedjoin_np(th, res, &dl);
+}
+
+/* Cancellation enabled: the thread ends cancelled inside its wait. */
+static void cancelled_in_wait(int pwait, enum mode mode)
+{
+    struct waiter w;
+    waiter_init(&w, pwait, mode, -1);
+    pthread_t th = start_waiting(&w);
+    CHECK(pthread_cancel(th) == 0);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0);
+    CHECK(res == PTHREAD_CANCELED);
+    CHECK(atomic_load(&w.ret) == -100); /* the wait never returned */
+}
+
+/* Cancellation disabled: the wait returns the event written 100 ms after
+ * the cancel, and the thread is cancelled once it enables cancellation. */
+static void disabled_gets_event(int pwait)
+{
+    struct waiter w;
+    waiter_init(&w, pwait, DISABLED, -1);
+    pthread_t th = start_waiting(&w);
+    CHECK(pthread_cancel(th) == 0);
+    sleep_ms(100);
+    CHECK(atomic_load(&w.ret) == -100); /* still waiting */
+    uint64_t one = 1;
+    CHECK_RET(write(w.efd, &one, 8), 8);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0);
+    CHECK(atomic_load(&w.ret) == 1 && atomic_load(&w.err) == 0);
+    CHECK(atomic_load(&w.after_enable) && res == PTHREAD_CANCELED);
+}
+
+/* Cancellation disabled, nothing ready: the wait times out, not sooner. */
+static void disabled_times_out(int pwait)
+{
+    struct waiter w;
+    waiter_init(&w, pwait, DISABLED, 400);
+    uint64_t t0 = now_ms();
+    pthread_t th = start_waiting(&w);
+    CHECK(pthread_cancel(th) == 0);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0);
+    uint64_t took = now_ms() - t0;
+    CHECK(atomic_load(&w.ret) == 0 && atomic_load(&w.err) == 0);
+    CHECK(took >= 400 && took < 2000);
+    CHECK(res == PTHREAD_CANCELED);
+}
+
+/* Another thread's cancel leaves a waiter in its wait: it returns the
+ * event written after the cancel, not EINTR. */
+static void *spin_until_cancelled(void *p)
+{
+    (void)p;
+    for (;;)
+        pthread_testcancel();
+    return NULL;
+}
+
+static void bystander_undisturbed(void)
+{
+    struct waiter w;
+    waiter_init(&w, 0, DEFERRED, 3000);
+    pthread_t th = start_waiting(&w), other;
+    CHECK(pthread_create(&other, NULL, spin_until_cancelled, NULL) == 0);
+    CHECK(pthread_cancel(other) == 0);
+    void *res = NULL;
+    CHECK(join_soon(other, &res) == 0 && res == PTHREAD_CANCELED);
+    sleep_ms(50);
+    CHECK(atomic_load(&w.ret) == -100);
+    uint64_t one = 1;
+    CHECK_RET(write(w.efd, &one, 8), 8);
+    CHECK(join_soon(th, &res) == 0);
+    CHECK(atomic_load(&w.ret) == 1 && atomic_load(&w.err) == 0 && res == NULL);
+}
+
+/* Runs fn in a child process; adds the child's check counts to ours. */
+static void in_child(void (*fn)(void))
+{
+    int p[2];
+    if (pipe(p) != 0) {
+        CHECK(0);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        checks = failed = 0;
+        fn();
+        int counts[2] = {checks, failed};
+        exit(write(p[1], counts, sizeof counts) == sizeof counts ? 0 : 1); /* exit: the agent seals the child's trace */
+    }
+    close(p[1]);
+    int counts[2] = {0, 0}, status = 0;
+    CHECK(read(p[0], counts, sizeof counts) == sizeof counts);
+    close(p[0]);
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    checks += counts[0];
+    failed += counts[1];
+}
+
+static void wait_deferred(void) { cancelled_in_wait(0, DEFERRED); }
+static void pwait_deferred(void) { cancelled_in_wait(1, DEFERRED); }
+static void wait_async(void) { cancelled_in_wait(0, ASYNC); }
+static void wait_disabled_event(void) { disabled_gets_event(0); }
+static void pwait_disabled_event(void) { disabled_gets_event(1); }
+static void wait_disabled_timeout(void) { disabled_times_out(0); }
+
+int main(void)
+{
+    in_child(wait_deferred);
+    in_child(pwait_deferred);
+    in_child(wait_async);
+    in_child(wait_disabled_event);
+    in_child(pwait_disabled_event);
+    in_child(wait_disabled_timeout);
+    in_child(bystander_undisturbed);
+    printf("cancel_park: %d checks, %d failed\n", checks, failed);
+    return failed ? 1 : 0;
+}
