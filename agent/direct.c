@@ -53,71 +53,73 @@ void d9_direct_init(void)
         dlclose(libc);
 }
 
-void d9_direct_cancel_requested(void)
-{
-    if (!(atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_EPOLL))
-        return;
-    /* The first cancel: a thread that saw EPOLL set in_direct before; after
-     * the barrier d9_direct_cancelled sees it. Registered at init (a fork
-     * child inherits it); should it fail, 1 ms lets any store land. */
-    int saved = errno;
-    if (d9_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-        d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 1000000}, 0, 0);
-    errno = saved;
-}
-
-/* 1 when th owns s and is in a direct wait; signals it then if kick. s->tls
- * is read only while the owner cannot pass its exit (registry.c). */
+/* 1 when th owns s and is in a direct wait: then sets its kicked flag,
+ * and signals it if kick. s->tls is read only while the owner cannot pass
+ * its exit (registry.c). */
 static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 {
     atomic_store(&s->kicking, 1);
     int in = atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th) &&
              atomic_load(&s->tls->in_direct);
-    if (in && kick) {
+    if (in) {
         atomic_store(&s->tls->kicked, 1);
-        d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
+        if (kick)
+            d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
     }
     atomic_store(&s->kicking, 0);
     return in;
 }
 
-/* Signals th until it is out of its direct wait: a signal that lands just
- * before the syscall instruction ends nothing, so it is sent again every
- * 10 ms, checking every 100 us. */
-static void kick_out(struct d9_slot *s, pthread_t th)
+struct d9_slot *d9_direct_cancel_requested(pthread_t th)
 {
+    int saved = errno;
+    /* The first cancel: a thread that saw EPOLL set in_direct before; after
+     * the barrier it is seen. Registered at init (a fork child inherits
+     * it); should it fail, 1 ms lets any store land. */
+    if ((atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_EPOLL) &&
+        d9_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 1000000}, 0, 0);
+    if (!epoll_was_on || pthread_equal(th, pthread_self())) {
+        errno = saved;
+        return NULL;
+    }
+    struct d9_slot *found = NULL;
+    uint32_t n = d9_slot_limit();
+    for (uint32_t i = 0; i < n && !found; i++) {
+        struct d9_slot *s = d9_slot_at(i);
+        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th) && in_direct_wait(s, th, 0, 0))
+            found = s;
+    }
+    errno = saved;
+    return found;
+}
+
+void d9_direct_cancelled(struct d9_slot *s, pthread_t th)
+{
+    int saved = errno;
     long pid = d9_sys3(SYS_getpid, 0, 0, 0);
     for (int round = 0; round < 100; round++) {
         if (!in_direct_wait(s, th, pid, 1))
-            return;
-        for (int i = 0; i < 100; i++) {
+            goto out;
+        for (int i = 0; i < 100; i++) { /* the signal may land just before the syscall instruction */
             d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
             if (!in_direct_wait(s, th, pid, 0))
-                return;
+                goto out;
         }
     }
     d9_log("pthread_cancel: thread %u stays in epoll_wait after 1 s of signals; "
            "its cancel acts when the wait ends",
            s->tid);
-}
-
-void d9_direct_cancelled(pthread_t th)
-{
-    if (!epoll_was_on || pthread_equal(th, pthread_self()))
-        return;
-    int saved = errno;
-    uint32_t n = d9_slot_limit();
-    for (uint32_t i = 0; i < n; i++) {
-        struct d9_slot *s = d9_slot_at(i);
-        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th)) {
-            kick_out(s, th);
-            break;
-        }
-    }
+out:
     errno = saved;
 }
 #else
 void d9_direct_init(void) {}
-void d9_direct_cancel_requested(void) { atomic_store(&d9_direct, D9_DIRECT_CANCEL); }
-void d9_direct_cancelled(pthread_t th) { (void)th; }
+struct d9_slot *d9_direct_cancel_requested(pthread_t th)
+{
+    (void)th;
+    atomic_store(&d9_direct, D9_DIRECT_CANCEL);
+    return NULL;
+}
+void d9_direct_cancelled(struct d9_slot *s, pthread_t th) { (void)s, (void)th; }
 #endif

@@ -57,14 +57,16 @@ extern _Atomic int d9_direct D9_HIDDEN;
 void d9_direct_init(void);
 
 /* Called by the pthread_cancel interposer before the real call: turns the
- * write and epoll paths off; the first time, makes every thread pass a
- * memory barrier. Preserves errno. */
-void d9_direct_cancel_requested(void) D9_HIDDEN;
+ * write and epoll paths off (the first time, after making every thread
+ * pass a memory barrier). Returns th's slot when th is in a direct epoll
+ * wait, having set its kicked flag first (a glibc whose pthread_cancel
+ * signals it ends the wait too), else NULL. Preserves errno. */
+struct d9_slot *d9_direct_cancel_requested(pthread_t th) D9_HIDDEN;
 
-/* Called by the pthread_cancel interposer after the real call cancelled
- * th: if th is in a direct epoll wait, signals it until it has left (at
- * most ~1 s; a line on stderr if it never does). Preserves errno. */
-void d9_direct_cancelled(pthread_t th) D9_HIDDEN;
+/* Called after the real call cancelled th, with the slot the above
+ * returned: signals th until it is out of its direct wait (at most ~1 s;
+ * a line on stderr if it never leaves). Preserves errno. */
+void d9_direct_cancelled(struct d9_slot *s, pthread_t th) D9_HIDDEN;
 
 /* Acquire: a call that sees its bit ran before any cancel request. */
 static inline int d9_direct_on(int path)

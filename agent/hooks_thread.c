@@ -99,9 +99,9 @@ D9_EXPORT int prctl(int option, ...)
 D9_EXPORT int pthread_cancel(pthread_t th)
 {
     D9_REAL_OR_FAIL(real_, pthread_cancel, ENOSYS);
-    d9_direct_cancel_requested();
+    struct d9_slot *in_wait = d9_direct_cancel_requested(th);
     int ret = real_(th);
-    if (ret == 0)
-        d9_direct_cancelled(th);
+    if (in_wait && ret == 0)
+        d9_direct_cancelled(in_wait, th);
     return ret;
 }

@@ -3,7 +3,8 @@
  * cancellation is enabled (deferred or asynchronous); with it disabled,
  * the wait goes on and returns what it would have (the event, or 0 at its
  * timeout, never EINTR); a thread that was not the target is not
- * disturbed. Run plain and under the agent (test_hooks_semantics.sh).
+ * disturbed, and a later cancel still reaches a wait that began before
+ * the first. Run plain and under the agent (test_hooks_semantics.sh).
  *
  * Under the agent such a wait is made with the syscall instruction
  * (agent/direct.h), which glibc's pthread_cancel does not interrupt; the
@@ -171,6 +172,22 @@ static void bystander_undisturbed(void)
     CHECK(atomic_load(&w.ret) == 1 && atomic_load(&w.err) == 0 && res == NULL);
 }
 
+/* A wait that began before the process's first cancel (of another thread)
+ * is still got out by a later cancel of its own thread. */
+static void later_cancel(void)
+{
+    struct waiter w;
+    waiter_init(&w, 0, DEFERRED, -1);
+    pthread_t th = start_waiting(&w), other;
+    CHECK(pthread_create(&other, NULL, spin_until_cancelled, NULL) == 0);
+    CHECK(pthread_cancel(other) == 0);
+    void *res = NULL;
+    CHECK(join_soon(other, &res) == 0 && res == PTHREAD_CANCELED);
+    CHECK(pthread_cancel(th) == 0);
+    CHECK(join_soon(th, &res) == 0);
+    CHECK(res == PTHREAD_CANCELED && atomic_load(&w.ret) == -100);
+}
+
 /* Runs fn in a child process; adds the child's check counts to ours. */
 static void in_child(void (*fn)(void))
 {
@@ -212,6 +229,7 @@ int main(void)
     in_child(pwait_disabled_event);
     in_child(wait_disabled_timeout);
     in_child(bystander_undisturbed);
+    in_child(later_cancel);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);
     return failed ? 1 : 0;
 }
