@@ -2,6 +2,9 @@
  * getting a cancelled thread out of a direct epoll wait (direct.h). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -53,9 +56,30 @@ void d9_direct_init(void)
         dlclose(libc);
 }
 
+/* 1 when thread tid is blocked in epoll_wait or epoll_pwait: the first
+ * field of /proc/self/task/TID/syscall is the system call's number
+ * ("running" or -1 outside one; proc(5)). Raw calls: no hook, no
+ * cancellation point. */
+static int blocked_in_epoll(uint32_t tid)
+{
+    char path[48], buf[24];
+    snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
+    long fd = d9_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+    if (d9_sys_failed(fd))
+        return 0;
+    long n = d9_sys3(SYS_read, fd, (long)buf, sizeof buf - 1);
+    d9_sys3(SYS_close, fd, 0, 0);
+    if (d9_sys_failed(n) || n <= 0)
+        return 0;
+    buf[n] = 0;
+    long nr = strtol(buf, NULL, 10);
+    return nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
+}
+
 /* 1 when th owns s and is in a direct wait: then sets its kicked flag,
- * and signals it if kick. s->tls is read only while the owner cannot pass
- * its exit (registry.c). */
+ * and with kick signals it if it is blocked in the system call (a thread
+ * about to enter it, or that left one by longjmp, gets no signal). s->tls
+ * is read only while the owner cannot pass its exit (registry.c). */
 static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 {
     atomic_store(&s->kicking, 1);
@@ -63,7 +87,7 @@ static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
              atomic_load(&s->tls->in_direct);
     if (in) {
         atomic_store(&s->tls->kicked, 1);
-        if (kick)
+        if (kick && blocked_in_epoll(s->tid))
             d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
     }
     atomic_store(&s->kicking, 0);
@@ -98,21 +122,19 @@ void d9_direct_cancelled(struct d9_slot *s, pthread_t th)
 {
     int saved = errno;
     long pid = d9_sys3(SYS_getpid, 0, 0, 0);
-    for (int round = 0; round < 100; round++) {
-        if (!in_direct_wait(s, th, pid, 1))
+    /* Checked every 100 us, signalled every 10 ms while blocked: a signal
+     * that landed just before the syscall instruction ended nothing. */
+    for (int i = 0; i < 2000; i++) {
+        if (!in_direct_wait(s, th, pid, i % 100 == 0))
             goto out;
-        for (int i = 0; i < 100; i++) { /* the signal may land just before the syscall instruction */
-            d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
-            if (!in_direct_wait(s, th, pid, 0))
-                goto out;
-        }
+        d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
     }
-    d9_log("pthread_cancel: thread %u stays in epoll_wait after 1 s of signals; "
-           "its cancel acts when the wait ends",
+    d9_log("pthread_cancel: thread %u is still in epoll_wait after 200 ms; its cancel acts when the wait ends",
            s->tid);
 out:
     errno = saved;
 }
+
 #else
 void d9_direct_init(void) {}
 struct d9_slot *d9_direct_cancel_requested(pthread_t th)

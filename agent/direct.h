@@ -25,9 +25,10 @@
  * An epoll wait does block, and glibc 2.36's pthread_cancel signals only a
  * thread inside one of glibc's cancellation points: a thread already in a
  * direct wait would sleep through its cancel. So the interposer, after the
- * real call, gets the target out (d9_direct_cancelled): it sends the
- * target glibc's own SIGCANCEL, whose handler does nothing to a thread
- * already marked cancelled, and the wait ends with EINTR; seeing it was
+ * real call, gets the target out (d9_direct_cancelled): while the target
+ * is blocked in the system call (/proc/self/task/TID/syscall), it sends it
+ * glibc's own SIGCANCEL, whose handler does nothing to a thread already
+ * marked cancelled, and the wait ends with EINTR; seeing it was
  * kicked, the hook goes on waiting through glibc's epoll_wait, for the time
  * left, which acts on the cancel as glibc would have or, with cancellation
  * disabled, just waits. Which threads are in a direct wait is exact:
@@ -64,8 +65,9 @@ void d9_direct_init(void);
 struct d9_slot *d9_direct_cancel_requested(pthread_t th) D9_HIDDEN;
 
 /* Called after the real call cancelled th, with the slot the above
- * returned: signals th until it is out of its direct wait (at most ~1 s;
- * a line on stderr if it never leaves). Preserves errno. */
+ * returned: signals th, while it is blocked in the system call, until it
+ * is out of its direct wait (at most ~200 ms; a line on stderr if it never
+ * leaves). Preserves errno. */
 void d9_direct_cancelled(struct d9_slot *s, pthread_t th) D9_HIDDEN;
 
 /* Acquire: a call that sees its bit ran before any cancel request. */

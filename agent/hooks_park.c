@@ -3,6 +3,8 @@
  * Each parks for the duration of the real call; a zero timeout is a
  * non-blocking poll, counted instead of parked. sleep/usleep are here too:
  * glibc implements them with its internal nanosleep, which we never see.
+ * An epoll_wait, or an epoll_pwait without a mask, that may block makes its
+ * system call from the hook when direct.h allows.
  */
 #undef _FORTIFY_SOURCE /* we define poll/ppoll ourselves */
 
