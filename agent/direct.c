@@ -56,21 +56,21 @@ void d9_direct_init(void)
         dlclose(libc);
 }
 
-/* 1 when thread tid is blocked in epoll_wait or epoll_pwait: the first
- * field of /proc/self/task/TID/syscall is the system call's number
- * ("running" or -1 outside one; proc(5)). Raw calls: no hook, no
- * cancellation point. */
+/* 1 when thread tid is blocked in epoll_wait or epoll_pwait, or when that
+ * cannot be known (no /proc): the first field of /proc/self/task/TID/syscall
+ * is the system call's number ("running" or -1 outside one; proc(5)). Raw
+ * calls: no hook, no cancellation point. */
 static int blocked_in_epoll(uint32_t tid)
 {
     char path[48], buf[24];
     snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
     long fd = d9_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
     if (d9_sys_failed(fd))
-        return 0;
+        return 1;
     long n = d9_sys3(SYS_read, fd, (long)buf, sizeof buf - 1);
     d9_sys3(SYS_close, fd, 0, 0);
     if (d9_sys_failed(n) || n <= 0)
-        return 0;
+        return 1;
     buf[n] = 0;
     long nr = strtol(buf, NULL, 10);
     return nr == SYS_epoll_wait || nr == SYS_epoll_pwait;

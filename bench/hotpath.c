@@ -21,9 +21,19 @@
  *   futex_wake    syscall(SYS_futex, FUTEX_WAKE) with no waiter (wake event)
  *   eventfd       8-byte write to an eventfd (wake event)
  *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
+ *   pipe_wake     1-byte write to a pipe whose read end is in an epoll set
+ *                 (wake event; the pipe holds 1 MiB, more than a run writes)
  *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark)
  *   futex_park    syscall(SYS_futex, FUTEX_WAIT) on a word that does not hold
  *                 the value: EAGAIN at once (park + unpark)
+ *   poll_park     poll with 1 ms timeout on the ready eventfd (park + unpark)
+ *   cond_park     pthread_cond_timedwait with a deadline before 1970: glibc
+ *                 returns ETIMEDOUT with no syscall, the agent still reads
+ *                 the clock for the park's timeout (park + unpark)
+ *   sem_park      sem_post, then sem_wait, which takes it: no syscall (wake,
+ *                 park, unpark)
+ * Not a mode: sleeps (their hooks are poll's; a 0 ns nanosleep sleeps
+ * 12-100 us here, too long to see ns in).
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
  *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
@@ -38,7 +48,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +75,14 @@ enum mode {
     M_SOCK_READ,
     M_FILE_PREAD,
     M_FILE_OPENCLOSE,
+    M_PIPE_WAKE,
+    M_POLL_PARK,
+    M_COND_PARK,
+    M_SEM_PARK,
 };
-static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",    "epoll_nowait",  "epoll_park",
-                                         "futex_park",  "mutex",      "sock_read",  "file_pread",    "file_openclose"};
+static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",   "epoll_nowait", "epoll_park",
+                                         "futex_park",  "mutex",      "sock_read", "file_pread",   "file_openclose",
+                                         "pipe_wake",   "poll_park",  "cond_park", "sem_park"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -81,10 +98,15 @@ struct calls {
     int (*mutex_unlock)(pthread_mutex_t *);
     int (*open)(const char *, int, ...);
     int (*close)(int);
+    int (*poll)(struct pollfd *, nfds_t, int);
+    int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+    int (*sem_post)(sem_t *);
+    int (*sem_wait)(sem_t *);
 };
 
 static const struct calls program = {
     pthread_cond_signal, syscall, write, read, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
+    poll, pthread_cond_timedwait, sem_post, sem_wait,
 };
 
 /* libc's own definitions; pthread_cond_signal in the ABI the program links
@@ -104,6 +126,11 @@ static int libc_calls(struct calls *c)
     c->mutex_unlock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_unlock");
     c->open = (int (*)(const char *, int, ...))dlsym(h, "open");
     c->close = (int (*)(int))dlsym(h, "close");
+    c->poll = (int (*)(struct pollfd *, nfds_t, int))dlsym(h, "poll");
+    c->cond_timedwait = (int (*)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *))dlvsym(
+        h, "pthread_cond_timedwait", "GLIBC_2.3.2");
+    c->sem_post = (int (*)(sem_t *))dlsym(h, "sem_post");
+    c->sem_wait = (int (*)(sem_t *))dlsym(h, "sem_wait");
     const void *const *p = (const void *const *)c;
     for (size_t i = 0; i < sizeof(*c) / sizeof(void *); i++)
         if (!p[i])
@@ -116,6 +143,8 @@ struct fixture {
     pthread_cond_t cv;
     pthread_mutex_t mu;
     int word, efd, ep, sock, ffd;
+    int pipe_w; /* write end of a pipe whose read end is in an epoll set */
+    sem_t sem;
     const char *path;
 };
 
@@ -124,7 +153,9 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
 {
     const uint64_t one = 1; /* on the stack, as a service's waker keeps it */
     struct epoll_event out[4];
-    char byte;
+    struct pollfd pf = {.fd = fx->efd, .events = POLLIN};
+    const struct timespec past = {-1, 0};
+    char byte = 0;
     for (long i = 0; i < n; i++) {
         switch (m) {
         case M_COND_SIGNAL: c->cond_signal(&fx->cv); break;
@@ -142,6 +173,13 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_SOCK_READ: (void)!c->read(fx->sock, &byte, 1); break;
         case M_FILE_PREAD: (void)!c->pread(fx->ffd, &byte, 1, 0); break;
         case M_FILE_OPENCLOSE: c->close(c->open(fx->path, O_RDONLY)); break;
+        case M_PIPE_WAKE: (void)!c->write(fx->pipe_w, &byte, 1); break;
+        case M_POLL_PARK: c->poll(&pf, 1, 1); break;
+        case M_COND_PARK: c->cond_timedwait(&fx->cv, &fx->mu, &past); break; /* mu is held */
+        case M_SEM_PARK:
+            c->sem_post(&fx->sem);
+            c->sem_wait(&fx->sem);
+            break;
         }
     }
 }
@@ -206,7 +244,7 @@ int main(int argc, char **argv)
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block)) {
         fprintf(stderr,
                 "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
-                "file_pread|file_openclose N [WARM [BLOCK]]\n",
+                "file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park N [WARM [BLOCK]]\n",
                 argv[0]);
         return 2;
     }
@@ -228,6 +266,16 @@ int main(int argc, char **argv)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
         return 1;
     fx.sock = sp[0];
+    int pp[2], ep2 = epoll_create1(0);
+    struct epoll_event pev = {.events = EPOLLIN};
+    if (pipe(pp) != 0 || ep2 < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &pev) != 0)
+        return 1;
+    fcntl(pp[1], F_SETPIPE_SZ, 1 << 20);
+    fx.pipe_w = pp[1];
+    if (sem_init(&fx.sem, 0, 0) != 0)
+        return 1;
+    if (m == M_COND_PARK) /* pthread_cond_timedwait takes and gives back a held mutex */
+        pthread_mutex_lock(&fx.mu);
     if (bench_start_idle_thread() != 0)
         return 1;
     /* Made last, so every return below removes it. */

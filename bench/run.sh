@@ -31,6 +31,9 @@ ab_row() {
   echo "| $mode | $a | $b | $added |"
   echo "$added" > "$tmp/$mode.$tag"
 }
+# hotpath's modes; the recording ones, with the events each call records.
+MODES="cond_signal futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park cond_park sem_park mutex sock_read file_pread file_openclose"
+RECORDING="cond_signal=1 futex_wake=1 eventfd=1 pipe_wake=1 epoll_park=2 futex_park=2 poll_park=2 cond_park=2 sem_park=3"
 mkdir -p "$BUILD/bench"
 {
 echo "# dial9 benchmark run $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
@@ -39,8 +42,8 @@ echo "## Hot path: ns per call, agent off vs on (median of $ROUNDS interleaved r
 echo
 echo "| call | off ns | on ns | added ns |"
 echo "|---|---|---|---|"
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park futex_park mutex sock_read file_pread file_openclose; do
-  n=200000; case $mode in cond_signal|mutex) n=5000000 ;; esac
+for mode in $MODES; do
+  n=200000; case $mode in cond_signal|mutex|sem_park) n=5000000 ;; esac
   ab_row "$mode" "$ROUNDS" all "$n"
 done
 echo
@@ -63,15 +66,15 @@ echo "to libc, 300 ms for the writer to drain the ring, then N timed calls throu
 echo "blocks of 50, each paired with a block of 50 calls to libc's own definition (dlsym on"
 echo "libc.so.6, which the agent never sees), the pair's order drawn at random. A round's figure"
 echo "is the median over its pairs; the table gives the median over rounds (one process each) and"
-echo "their range. N = 8000 (4000 for the parks: a PARK and an UNPARK each) with a 16384-entry"
+echo "their range. N = 8000 over the events a call records (4000 for a PARK and an UNPARK, 2666 for sem_park's WAKE, PARK and UNPARK) with a 16384-entry"
 echo "ring (DIAL9_BUFFER_EVENTS=16384): under half of it, so every call is recorded, no drop, no"
 echo "kick. Blocks tens of microseconds apart share this VM's state, which moves a 1 us syscall by"
 echo "tens of ns between processes (the table above) and by about 170 ns for stretches of a few"
 echo "hundred microseconds."
 echo
 echo "forwarder: the same A/B under bench/passthrough.so instead of the agent, an interposer of"
-echo "syscall(), write() and epoll_wait() that only forwards to libc (cond_signal is not"
-echo "interposed there: its figure is libc against itself)."
+echo "syscall(), write() and epoll_wait() that only forwards to libc (cond_signal, poll_park,"
+echo "cond_park and sem_park are not interposed there: their figure is libc against itself)."
 echo
 echo "| call | libc ns | agent ns | added ns (range) | added ns per event | forwarder added ns |"
 echo "|---|---|---|---|---|---|"
@@ -89,14 +92,15 @@ inproc_row() {
   awk -v d="$d" -v e="$events" 'BEGIN{printf "%.1f\n", d / e}' > "$tmp/$mode.recorded"
   echo "| $mode | $a | $b | $d ($lo to $hi) | $(cat "$tmp/$mode.recorded") | $w |"
 }
-for mode in cond_signal futex_wake eventfd epoll_park futex_park; do
-  case $mode in *_park) inproc_row "$mode" $((ROUNDS * 2 + 1)) 4000 2 ;; *) inproc_row "$mode" $((ROUNDS * 2 + 1)) 8000 1 ;; esac
+for me in $RECORDING; do
+  # N calls recording N * events under half the ring: 8000, 4000 or 2666 calls.
+  inproc_row "${me%=*}" $((ROUNDS * 2 + 1)) $((8000 / ${me#*=})) "${me#*=}"
 done
 echo
 verdict "ns added per recorded event (cond_signal, one WAKE), target <= 20" "$(cat "$tmp/cond_signal.recorded")" 20
 # The syscall rows add the interposer's own dispatch to the event.
-verdict_each "ns added per recorded event, each recording family (one WAKE each; a park's PARK + UNPARK halved), target <= 20" 20 \
-  $(for m in cond_signal futex_wake eventfd epoll_park futex_park; do echo "$m=$(cat "$tmp/$m.recorded")"; done)
+verdict_each "ns added per recorded event, each recording family (a park's PARK + UNPARK halved, sem_park's WAKE + PARK + UNPARK a third), target <= 20" 20 \
+  $(for me in $RECORDING; do echo "${me%=*}=$(cat "$tmp/${me%=*}.recorded")"; done)
 echo
 if [ "$QUICK" = 1 ]; then
   BENCH_ROUNDS=$ROUNDS BENCH_SECS=3 BENCH_PEERS=0 BENCH_FIELDS=0 bench/services.sh memcached
@@ -129,20 +133,19 @@ ir_per_call() {
   echo "$(( (b1 - a1) / (n2 - n1) )) $(( (b2 - a2) / (n2 - n1) ))"
 }
 ir_each=()
-for mode in cond_signal futex_wake eventfd epoll_nowait epoll_park futex_park mutex sock_read file_pread file_openclose; do
+for mode in $MODES; do
   read -r off _ <<<"$(ir_per_call "$mode")"
   # 11,000 calls fit a 16384-entry ring: none dropped (valgrind slows the writer).
   read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace" DIAL9_BUFFER_EVENTS=16384)"
   echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
-  case $mode in
-    cond_signal) ir_added=$((onv - off)); ir_each+=("$mode=$((onv - off))") ;;
-    futex_wake|eventfd) ir_each+=("$mode=$((onv - off))") ;;
-    epoll_park|futex_park) ir_each+=("$mode=$(( (onv - off + 1) / 2 ))") ;; # PARK + UNPARK: per event
-  esac
+  if [ "$mode" = cond_signal ]; then ir_added=$((onv - off)); fi
+  for me in $RECORDING; do # per event, rounded
+    if [ "${me%=*}" = "$mode" ]; then ir_each+=("$mode=$(( (onv - off + ${me#*=} / 2) / ${me#*=} ))"); fi
+  done
 done
 echo
 verdict "instructions added per recorded event (cond_signal, one WAKE), target <= 60" "$ir_added" 60
-verdict_each "instructions added per recorded event, each recording family (one WAKE each; a park's PARK + UNPARK halved), target <= 60" 60 "${ir_each[@]}"
+verdict_each "instructions added per recorded event, each recording family (a park's PARK + UNPARK halved, sem_park's WAKE + PARK + UNPARK a third), target <= 60" 60 "${ir_each[@]}"
 echo
 echo "## Clock reads: ns per read (median of $ROUNDS rounds)"
 echo
