@@ -71,8 +71,8 @@ struct d9_tls {
     struct perf_event_mmap_page *perf; /* self's perf ring, NULL without one (scheduling.h) */
     uint32_t nowait_count;     /* zero-timeout polls not yet written */
     uint8_t nowait_call;       /* call of the latest zero-timeout poll */
-    _Atomic uint8_t in_direct; /* 1 while in a direct epoll wait (direct.h) */
-    _Atomic uint8_t kicked;    /* set by d9_direct_cancelled before its signal */
+    _Atomic uint16_t in_direct; /* the system call of the direct wait it is in, or 0 (direct.h) */
+    _Atomic uint8_t kicked;     /* set by d9_direct_cancel_requested before its signal */
 };
 /* One TLS block: its offset is one GOT load in a shared library, where
  * three variables took three. The names below are its members. */

@@ -1,5 +1,5 @@
 /* direct.c - when the hooks may make their system calls themselves, and
- * getting a cancelled thread out of a direct epoll wait (direct.h). */
+ * getting a cancelled thread out of a direct wait (direct.h). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include "real.h"
 
 _Atomic int d9_direct;
-static int epoll_was_on; /* D9_DIRECT_EPOLL was set by d9_direct_init */
+static int waits_were_on; /* d9_direct_init set D9_DIRECT_EPOLL or D9_DIRECT_POLL */
 
 #if defined(__x86_64__)
 /* glibc's SIGCANCEL (__SIGRTMIN, internal): its handler marks the thread
@@ -45,22 +45,26 @@ void d9_direct_init(void)
     int on = 0;
     if (next_is_libc(libc, (void *)D9_REAL(write), "write"))
         on |= D9_DIRECT_WRITE;
+    int waits = 0;
     if (next_is_libc(libc, (void *)D9_REAL(epoll_wait), "epoll_wait") &&
-        next_is_libc(libc, (void *)D9_REAL(epoll_pwait), "epoll_pwait") &&
-        d9_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-        on |= D9_DIRECT_EPOLL;
+        next_is_libc(libc, (void *)D9_REAL(epoll_pwait), "epoll_pwait"))
+        waits |= D9_DIRECT_EPOLL;
+    if (next_is_libc(libc, (void *)D9_REAL(poll), "poll"))
+        waits |= D9_DIRECT_POLL;
+    if (waits && d9_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        on |= waits;
     int off = 0; /* unless a cancel came first */
     if (on && atomic_compare_exchange_strong(&d9_direct, &off, on))
-        epoll_was_on = !!(on & D9_DIRECT_EPOLL);
+        waits_were_on = !!(on & D9_DIRECT_WAITS);
     if (libc)
         dlclose(libc);
 }
 
-/* 1 when thread tid is blocked in epoll_wait or epoll_pwait, or when that
- * cannot be known (no /proc): the first field of /proc/self/task/TID/syscall
- * is the system call's number ("running" or -1 outside one; proc(5)). Raw
- * calls: no hook, no cancellation point. */
-static int blocked_in_epoll(uint32_t tid)
+/* 1 when thread tid is blocked in system call nr, or when that cannot be
+ * known (no /proc): the first field of /proc/self/task/TID/syscall is the
+ * system call's number ("running" or -1 outside one; proc(5)). Raw calls:
+ * no hook, no cancellation point. */
+static int blocked_in(uint32_t tid, long nr)
 {
     char path[48], buf[24];
     snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
@@ -72,8 +76,7 @@ static int blocked_in_epoll(uint32_t tid)
     if (d9_sys_failed(n) || n <= 0)
         return 1;
     buf[n] = 0;
-    long nr = strtol(buf, NULL, 10);
-    return nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
+    return strtol(buf, NULL, 10) == nr;
 }
 
 /* 1 when th owns s and is in a direct wait: then sets its kicked flag,
@@ -83,11 +86,13 @@ static int blocked_in_epoll(uint32_t tid)
 static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 {
     atomic_store(&s->kicking, 1);
-    int in = atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th) &&
-             atomic_load(&s->tls->in_direct);
+    long nr = 0;
+    if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th))
+        nr = atomic_load(&s->tls->in_direct);
+    int in = nr != 0;
     if (in) {
         atomic_store(&s->tls->kicked, 1);
-        if (kick && blocked_in_epoll(s->tid))
+        if (kick && blocked_in(s->tid, nr))
             d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
     }
     atomic_store(&s->kicking, 0);
@@ -97,13 +102,13 @@ static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 struct d9_slot *d9_direct_cancel_requested(pthread_t th)
 {
     int saved = errno;
-    /* The first cancel: a thread that saw EPOLL set in_direct before; after
-     * the barrier it is seen. Registered at init (a fork child inherits
-     * it); should it fail, 1 ms lets any store land. */
-    if ((atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_EPOLL) &&
+    /* The first cancel: a thread that saw its wait's bit set in_direct
+     * before; after the barrier it is seen. Registered at init (a fork
+     * child inherits it); should it fail, 1 ms lets any store land. */
+    if ((atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_WAITS) &&
         d9_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
         d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 1000000}, 0, 0);
-    if (!epoll_was_on || pthread_equal(th, pthread_self())) {
+    if (!waits_were_on || pthread_equal(th, pthread_self())) {
         errno = saved;
         return NULL;
     }
@@ -129,8 +134,7 @@ void d9_direct_cancelled(struct d9_slot *s, pthread_t th)
             goto out;
         d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
     }
-    d9_log("pthread_cancel: thread %u is still in epoll_wait after 200 ms; its cancel acts when the wait ends",
-           s->tid);
+    d9_log("pthread_cancel: thread %u is still in a wait after 200 ms; its cancel acts when the wait ends", s->tid);
 out:
     errno = saved;
 }

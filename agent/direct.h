@@ -1,7 +1,7 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
  * through syscall() (hooks_futex.c), 8-byte eventfd writes (hooks_fd.c),
- * and epoll_wait / epoll_pwait without a mask that may block
+ * and epoll_wait, epoll_pwait without a mask and poll, when they may block
  * (hooks_park.c).
  *
  * Why: on the bench VM, whose kernel empties the TLB at each system call
@@ -14,25 +14,26 @@
  *
  * When: only when the next definition of the call is glibc's own (no other
  * interposer would miss the call), stamps are TSC ticks, and, for write and
- * epoll, no thread has called pthread_cancel. glibc's write and epoll_wait
- * are cancellation points and the syscall instruction is not: a thread
+ * the waits, no thread has called pthread_cancel. glibc's write, epoll_wait
+ * and poll are cancellation points and the syscall instruction is not: a thread
  * with a pending cancel must still be cancelled there. While no cancel was
  * ever requested there is none to act on; from the first pthread_cancel
  * on, these calls go through glibc again (d9_direct_cancel_requested).
  * An 8-byte eventfd write never waits unless the counter is full and the
  * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK).
  *
- * An epoll wait does block, and glibc 2.36's pthread_cancel signals only a
+ * A wait does block, and glibc 2.36's pthread_cancel signals only a
  * thread inside one of glibc's cancellation points: a thread already in a
  * direct wait would sleep through its cancel. So the interposer, after the
  * real call, gets the target out (d9_direct_cancelled): while the target
- * is blocked in the system call (/proc/self/task/TID/syscall), it sends it
+ * is blocked in that system call (/proc/self/task/TID/syscall), it sends it
  * glibc's own SIGCANCEL, whose handler does nothing to a thread already
  * marked cancelled, and the wait ends with EINTR; seeing it was
- * kicked, the hook goes on waiting through glibc's epoll_wait, for the time
+ * kicked, the hook goes on waiting through glibc's wrapper, for the time
  * left, which acts on the cancel as glibc would have or, with cancellation
  * disabled, just waits. Which threads are in a direct wait is exact:
- * d9_tls.in_direct is set before the hook reads d9_direct, and the first
+ * d9_tls.in_direct (the wait's system call number) is set before the hook
+ * reads d9_direct, and the first
  * pthread_cancel, after it clears d9_direct, makes every thread pass a
  * memory barrier (membarrier(2), registered by d9_direct_init) before it
  * reads in_direct.
@@ -50,7 +51,9 @@
  * called. */
 #define D9_DIRECT_WRITE 1 /* 8-byte eventfd writes */
 #define D9_DIRECT_EPOLL 2 /* epoll waits (membarrier registered) */
-#define D9_DIRECT_CANCEL 4
+#define D9_DIRECT_POLL 4  /* poll waits (membarrier registered) */
+#define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
+#define D9_DIRECT_CANCEL 8
 extern _Atomic int d9_direct D9_HIDDEN;
 
 /* Once, by the constructor, after d9_clock_init: turns on the direct paths
@@ -58,8 +61,8 @@ extern _Atomic int d9_direct D9_HIDDEN;
 void d9_direct_init(void);
 
 /* Called by the pthread_cancel interposer before the real call: turns the
- * write and epoll paths off (the first time, after making every thread
- * pass a memory barrier). Returns th's slot when th is in a direct epoll
+ * write and wait paths off (the first time, after making every thread
+ * pass a memory barrier). Returns th's slot when th is in a direct
  * wait, having set its kicked flag first (a glibc whose pthread_cancel
  * signals it ends the wait too), else NULL. Preserves errno. */
 struct d9_slot *d9_direct_cancel_requested(pthread_t th) D9_HIDDEN;

@@ -3,8 +3,8 @@
  * Each parks for the duration of the real call; a zero timeout is a
  * non-blocking poll, counted instead of parked. sleep/usleep are here too:
  * glibc implements them with its internal nanosleep, which we never see.
- * An epoll_wait, or an epoll_pwait without a mask, that may block makes its
- * system call from the hook when direct.h allows.
+ * An epoll_wait, an epoll_pwait without a mask or a poll that may block
+ * makes its system call from the hook when direct.h allows.
  */
 #undef _FORTIFY_SOURCE /* we define poll/ppoll ourselves */
 
@@ -58,23 +58,33 @@ static inline int epoll_pwait_glibc(int epfd, struct epoll_event *ev, int max, i
                  (epfd, ev, max, timeout, mask));
 }
 
-#if defined(__x86_64__)
-/* nr's call (SYS_epoll_wait, or SYS_epoll_pwait without a mask) through
- * glibc's wrapper. */
-__attribute__((noinline)) static int epoll_glibc(long nr, int epfd, struct epoll_event *ev, int max,
-                                                 int timeout)
+static inline int poll_glibc(struct pollfd *fds, nfds_t n, int timeout)
 {
-    if (nr == SYS_epoll_wait)
-        return epoll_wait_glibc(epfd, ev, max, timeout);
-    return epoll_pwait_glibc(epfd, ev, max, timeout, NULL);
+    D9_POLL_BODY(poll, D9_CALL_POLL, 0, timeout == 0, ms_ns(timeout), (fds, n, timeout));
+}
+
+#if defined(__x86_64__)
+/* The waits made directly (direct.h): nr is SYS_epoll_wait,
+ * SYS_epoll_pwait (without a mask) or SYS_poll; the system call's
+ * arguments are (a1, a2, a3, a4) for epoll, (a1, a2, a3) for poll, the
+ * timeout in ms also apart. */
+
+/* nr's call through glibc's wrapper, with timeout. */
+__attribute__((noinline)) static int wait_glibc(long nr, long a1, long a2, long a3, int timeout)
+{
+    switch (nr) {
+    case SYS_epoll_wait: return epoll_wait_glibc((int)a1, (struct epoll_event *)a2, (int)a3, timeout);
+    case SYS_epoll_pwait: return epoll_pwait_glibc((int)a1, (struct epoll_event *)a2, (int)a3, timeout, NULL);
+    default: return poll_glibc((struct pollfd *)a1, (nfds_t)a2, timeout);
+    }
 }
 
 /* A direct wait that d9_direct_cancelled ended (EINTR): the rest of it,
  * through glibc's wrapper, a cancellation point, which acts on the cancel
  * or, with cancellation disabled, waits for the time left (the whole ms
  * count that has not passed since `since`). Returns the kernel's result. */
-__attribute__((noinline, cold)) static long epoll_after_kick(long nr, int epfd, struct epoll_event *ev,
-                                                             int max, int timeout, uint64_t since)
+__attribute__((noinline, cold)) static long wait_after_kick(long nr, long a1, long a2, long a3, int timeout,
+                                                            uint64_t since)
 {
     int saved = errno, r;
     do {
@@ -84,47 +94,70 @@ __attribute__((noinline, cold)) static long epoll_after_kick(long nr, int epfd, 
             uint64_t ms = (d9_stamp() - since) / d9_ns_stamp(1000000);
             left = ms >= (uint64_t)timeout ? 0 : timeout - (int)ms;
         }
-        r = nr == SYS_epoll_wait ? D9_REAL(epoll_wait)(epfd, ev, max, left)
-                                 : D9_REAL(epoll_pwait)(epfd, ev, max, left, NULL);
+        switch (nr) {
+        case SYS_epoll_wait: r = D9_REAL(epoll_wait)((int)a1, (struct epoll_event *)a2, (int)a3, left); break;
+        case SYS_epoll_pwait:
+            r = D9_REAL(epoll_pwait)((int)a1, (struct epoll_event *)a2, (int)a3, left, NULL);
+            break;
+        default: r = D9_REAL(poll)((struct pollfd *)a1, (nfds_t)a2, left); break;
+        }
     } while (r < 0 && errno == EINTR && atomic_load_explicit(&d9_tls.kicked, memory_order_relaxed));
     long ret = r < 0 ? -(long)errno : r;
     errno = saved;
     return ret;
 }
 
-/* A wait that may block, made here (direct.h): in_direct is set before
+/* A wait that may block, made here: in_direct is set to nr before
  * d9_direct is read, so d9_direct_cancelled knows this thread is in it; a
  * thread with no slot yet goes through glibc's wrapper, which registers it.
- * The UNPARK takes the kernel's result as it is (-errno). */
-__attribute__((noinline)) static int epoll_direct(long nr, int epfd, struct epoll_event *ev, int max,
-                                                  int timeout)
+ * The UNPARK takes the kernel's result as it is (-errno). Inline in each
+ * caller, whose nr, call and path are constants. */
+static inline __attribute__((always_inline)) int wait_direct(long nr, long a1, long a2, long a3, long a4,
+                                                             int timeout, uint8_t call, uint64_t target,
+                                                             int path)
 {
     uint64_t now = d9_tsc_stamp_if_recording();
     if (D9_UNLIKELY(!now) || D9_UNLIKELY(!d9_self))
-        return epoll_glibc(nr, epfd, ev, max, timeout);
+        return wait_glibc(nr, a1, a2, a3, timeout);
     /* A signal handler's wait may nest in the thread's: restored, not cleared. */
-    uint8_t outer = atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed);
-    atomic_store_explicit(&d9_tls.in_direct, 1, memory_order_relaxed);
+    uint16_t outer = atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed);
+    atomic_store_explicit(&d9_tls.in_direct, (uint16_t)nr, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst); /* the cancel's membarrier orders it for the hardware */
-    if (D9_UNLIKELY(!d9_direct_on(D9_DIRECT_EPOLL))) {
+    if (D9_UNLIKELY(!d9_direct_on(path))) {
         atomic_store_explicit(&d9_tls.in_direct, outer, memory_order_relaxed);
-        return epoll_glibc(nr, epfd, ev, max, timeout);
+        return wait_glibc(nr, a1, a2, a3, timeout);
     }
-    uint8_t call = nr == SYS_epoll_wait ? D9_CALL_EPOLL_WAIT : D9_CALL_EPOLL_PWAIT;
-    int rec = d9_park_fast(now, call, (uint64_t)epfd, ms_ns(timeout));
-    long ret = d9_sys6(nr, epfd, (long)ev, max, timeout, 0, _NSIG / 8);
+    int rec = d9_park_fast(now, call, target, ms_ns(timeout));
+    long ret = d9_sys6(nr, a1, a2, a3, a4, 0, _NSIG / 8);
     atomic_store_explicit(&d9_tls.in_direct, outer, memory_order_relaxed);
     if (D9_UNLIKELY(ret == -EINTR) && atomic_load_explicit(&d9_tls.kicked, memory_order_relaxed))
-        ret = epoll_after_kick(nr, epfd, ev, max, timeout, now);
+        ret = wait_after_kick(nr, a1, a2, a3, timeout, now);
     if (rec)
         d9_unpark_fast(call, ret);
     return D9_UNLIKELY(d9_sys_failed(ret)) ? (int)d9_sys_fail(ret) : (int)ret;
 }
+
+__attribute__((noinline)) static int epoll_direct(long nr, int epfd, struct epoll_event *ev, int max,
+                                                  int timeout)
+{
+    return wait_direct(nr, epfd, (long)ev, max, timeout, timeout,
+                       nr == SYS_epoll_wait ? D9_CALL_EPOLL_WAIT : D9_CALL_EPOLL_PWAIT, (uint64_t)epfd,
+                       D9_DIRECT_EPOLL);
+}
+
+__attribute__((noinline)) static int poll_direct(struct pollfd *fds, nfds_t n, int timeout)
+{
+    return wait_direct(SYS_poll, (long)fds, (long)n, timeout, 0, timeout, D9_CALL_POLL, 0, D9_DIRECT_POLL);
+}
 #define D9_EPOLL_DIRECT(nr, cond)                                              \
     if ((cond) && d9_direct_on(D9_DIRECT_EPOLL))                               \
     return epoll_direct(nr, epfd, ev, max, timeout)
+#define D9_POLL_DIRECT()                                                       \
+    if (timeout != 0 && d9_direct_on(D9_DIRECT_POLL))                          \
+    return poll_direct(fds, n, timeout)
 #else
 #define D9_EPOLL_DIRECT(nr, cond)
+#define D9_POLL_DIRECT()
 #endif
 
 D9_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
@@ -149,7 +182,8 @@ D9_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 
 D9_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-    D9_POLL_BODY(poll, D9_CALL_POLL, 0, timeout == 0, ms_ns(timeout), (fds, n, timeout));
+    D9_POLL_DIRECT();
+    return poll_glibc(fds, n, timeout);
 }
 
 /* _FORTIFY_SOURCE builds call these; glibc's versions call its internal poll,

@@ -1,5 +1,5 @@
-/* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait or
- * epoll_pwait behaves as with glibc alone: cancelled in the wait when
+/* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait,
+ * epoll_pwait or poll behaves as with glibc alone: cancelled in the wait when
  * cancellation is enabled (deferred or asynchronous); with it disabled,
  * the wait goes on and returns what it would have (the event, or 0 at its
  * timeout, never EINTR); a thread that was not the target is not
@@ -12,6 +12,7 @@
  * child process of its own, so that its cancel is the process's first:
  * the one that finds threads in direct waits. Prints
  * "cancel_park: N checks, M failed"; exits 1 if any failed. */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -26,10 +27,11 @@
 #include "checks.h"
 
 enum mode { DEFERRED, ASYNC, DISABLED };
+enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL };
 
 struct waiter {
     int ep, efd;
-    int pwait;       /* epoll_pwait(..., NULL) instead of epoll_wait */
+    enum wait_call call; /* epoll_pwait's without a mask */
     enum mode mode;
     int timeout_ms;  /* of the wait under test */
     _Atomic int in_wait;
@@ -58,7 +60,10 @@ static void *waiter(void *p)
         pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
     atomic_store(&w->in_wait, 1);
     errno = 0;
-    long r = w->pwait ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL) : epoll_wait(w->ep, &ev, 1, w->timeout_ms);
+    struct pollfd pf = {.fd = w->efd, .events = POLLIN};
+    long r = w->call == EPOLL_WAIT    ? epoll_wait(w->ep, &ev, 1, w->timeout_ms)
+             : w->call == EPOLL_PWAIT ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL)
+                                      : poll(&pf, 1, w->timeout_ms);
     atomic_store(&w->err, errno);
     atomic_store(&w->ret, r);
     if (w->mode == ASYNC)
@@ -69,9 +74,9 @@ static void *waiter(void *p)
     return NULL;
 }
 
-static void waiter_init(struct waiter *w, int pwait, enum mode mode, int timeout_ms)
+static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, int timeout_ms)
 {
-    *w = (struct waiter){.pwait = pwait, .mode = mode, .timeout_ms = timeout_ms, .ret = -100};
+    *w = (struct waiter){.call = call, .mode = mode, .timeout_ms = timeout_ms, .ret = -100};
     w->ep = epoll_create1(EPOLL_CLOEXEC);
     w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event add = {.events = EPOLLIN, .data.u64 = 7};
@@ -99,10 +104,10 @@ static int join_soon(pthread_t th, void **res)
 }
 
 /* Cancellation enabled: the thread ends cancelled inside its wait. */
-static void cancelled_in_wait(int pwait, enum mode mode)
+static void cancelled_in_wait(enum wait_call call, enum mode mode)
 {
     struct waiter w;
-    waiter_init(&w, pwait, mode, -1);
+    waiter_init(&w, call, mode, -1);
     pthread_t th = start_waiting(&w);
     CHECK(pthread_cancel(th) == 0);
     void *res = NULL;
@@ -113,10 +118,10 @@ static void cancelled_in_wait(int pwait, enum mode mode)
 
 /* Cancellation disabled: the wait returns the event written 100 ms after
  * the cancel, and the thread is cancelled once it enables cancellation. */
-static void disabled_gets_event(int pwait)
+static void disabled_gets_event(enum wait_call call)
 {
     struct waiter w;
-    waiter_init(&w, pwait, DISABLED, -1);
+    waiter_init(&w, call, DISABLED, -1);
     pthread_t th = start_waiting(&w);
     CHECK(pthread_cancel(th) == 0);
     sleep_ms(100);
@@ -130,10 +135,10 @@ static void disabled_gets_event(int pwait)
 }
 
 /* Cancellation disabled, nothing ready: the wait times out, not sooner. */
-static void disabled_times_out(int pwait)
+static void disabled_times_out(enum wait_call call)
 {
     struct waiter w;
-    waiter_init(&w, pwait, DISABLED, 400);
+    waiter_init(&w, call, DISABLED, 400);
     uint64_t t0 = now_ms();
     pthread_t th = start_waiting(&w);
     CHECK(pthread_cancel(th) == 0);
@@ -158,7 +163,7 @@ static void *spin_until_cancelled(void *p)
 static void bystander_undisturbed(void)
 {
     struct waiter w;
-    waiter_init(&w, 0, DEFERRED, 3000);
+    waiter_init(&w, EPOLL_WAIT, DEFERRED, 3000);
     pthread_t th = start_waiting(&w), other;
     CHECK(pthread_create(&other, NULL, spin_until_cancelled, NULL) == 0);
     CHECK(pthread_cancel(other) == 0);
@@ -177,7 +182,7 @@ static void bystander_undisturbed(void)
 static void later_cancel(void)
 {
     struct waiter w;
-    waiter_init(&w, 0, DEFERRED, -1);
+    waiter_init(&w, EPOLL_WAIT, DEFERRED, -1);
     pthread_t th = start_waiting(&w), other;
     CHECK(pthread_create(&other, NULL, spin_until_cancelled, NULL) == 0);
     CHECK(pthread_cancel(other) == 0);
@@ -213,21 +218,27 @@ static void in_child(void (*fn)(void))
     failed += counts[1];
 }
 
-static void wait_deferred(void) { cancelled_in_wait(0, DEFERRED); }
-static void pwait_deferred(void) { cancelled_in_wait(1, DEFERRED); }
-static void wait_async(void) { cancelled_in_wait(0, ASYNC); }
-static void wait_disabled_event(void) { disabled_gets_event(0); }
-static void pwait_disabled_event(void) { disabled_gets_event(1); }
-static void wait_disabled_timeout(void) { disabled_times_out(0); }
+static void wait_deferred(void) { cancelled_in_wait(EPOLL_WAIT, DEFERRED); }
+static void pwait_deferred(void) { cancelled_in_wait(EPOLL_PWAIT, DEFERRED); }
+static void poll_deferred(void) { cancelled_in_wait(POLL, DEFERRED); }
+static void wait_async(void) { cancelled_in_wait(EPOLL_WAIT, ASYNC); }
+static void wait_disabled_event(void) { disabled_gets_event(EPOLL_WAIT); }
+static void pwait_disabled_event(void) { disabled_gets_event(EPOLL_PWAIT); }
+static void poll_disabled_event(void) { disabled_gets_event(POLL); }
+static void wait_disabled_timeout(void) { disabled_times_out(EPOLL_WAIT); }
+static void poll_disabled_timeout(void) { disabled_times_out(POLL); }
 
 int main(void)
 {
     in_child(wait_deferred);
     in_child(pwait_deferred);
+    in_child(poll_deferred);
     in_child(wait_async);
     in_child(wait_disabled_event);
     in_child(pwait_disabled_event);
+    in_child(poll_disabled_event);
     in_child(wait_disabled_timeout);
+    in_child(poll_disabled_timeout);
     in_child(bystander_undisturbed);
     in_child(later_cancel);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);
