@@ -137,11 +137,16 @@ static inline __attribute__((always_inline)) int wait_direct(long nr, long a1, l
     return D9_UNLIKELY(d9_sys_failed(ret)) ? (int)d9_sys_fail(ret) : (int)ret;
 }
 
-__attribute__((noinline)) static int epoll_direct(long nr, int epfd, struct epoll_event *ev, int max,
-                                                  int timeout)
+/* One function per call: with nr a constant, wait_direct keeps nothing of it. */
+__attribute__((noinline)) static int epoll_wait_direct(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-    return wait_direct(nr, epfd, (long)ev, max, timeout, timeout,
-                       nr == SYS_epoll_wait ? D9_CALL_EPOLL_WAIT : D9_CALL_EPOLL_PWAIT, (uint64_t)epfd,
+    return wait_direct(SYS_epoll_wait, epfd, (long)ev, max, timeout, timeout, D9_CALL_EPOLL_WAIT, (uint64_t)epfd,
+                       D9_DIRECT_EPOLL);
+}
+
+__attribute__((noinline)) static int epoll_pwait_direct(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+    return wait_direct(SYS_epoll_pwait, epfd, (long)ev, max, timeout, timeout, D9_CALL_EPOLL_PWAIT, (uint64_t)epfd,
                        D9_DIRECT_EPOLL);
 }
 
@@ -149,27 +154,27 @@ __attribute__((noinline)) static int poll_direct(struct pollfd *fds, nfds_t n, i
 {
     return wait_direct(SYS_poll, (long)fds, (long)n, timeout, 0, timeout, D9_CALL_POLL, 0, D9_DIRECT_POLL);
 }
-#define D9_EPOLL_DIRECT(nr, cond)                                              \
+#define D9_EPOLL_DIRECT(fn, cond)                                              \
     if ((cond) && d9_direct_on(D9_DIRECT_EPOLL))                               \
-    return epoll_direct(nr, epfd, ev, max, timeout)
+    return fn(epfd, ev, max, timeout)
 #define D9_POLL_DIRECT()                                                       \
     if (timeout != 0 && d9_direct_on(D9_DIRECT_POLL))                          \
     return poll_direct(fds, n, timeout)
 #else
-#define D9_EPOLL_DIRECT(nr, cond)
+#define D9_EPOLL_DIRECT(fn, cond)
 #define D9_POLL_DIRECT()
 #endif
 
 D9_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-    D9_EPOLL_DIRECT(SYS_epoll_wait, timeout != 0);
+    D9_EPOLL_DIRECT(epoll_wait_direct, timeout != 0);
     return epoll_wait_glibc(epfd, ev, max, timeout);
 }
 
 D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
                           const sigset_t *mask)
 {
-    D9_EPOLL_DIRECT(SYS_epoll_pwait, timeout != 0 && !mask);
+    D9_EPOLL_DIRECT(epoll_pwait_direct, timeout != 0 && !mask);
     return epoll_pwait_glibc(epfd, ev, max, timeout, mask);
 }
 
