@@ -35,8 +35,13 @@ struct d9_slot *d9_slot_at(uint32_t i);
 void d9_slot_release(struct d9_slot *s); /* writer: drained EXITED slot -> FREE */
 void d9_registry_after_fork_child(void); /* every slot FREE, calling thread unregistered */
 uint64_t d9_registry_unrecorded(void);   /* threads that found no free slot */
-/* Reads the name of thread tid ("/proc/thread-self/comm" when tid is 0)
- * into name (NUL-terminated, at most 15 bytes). Returns its length, -1 on error. */
+/* Reads /proc/self/task/TID/FILE of thread tid (/proc/thread-self/FILE
+ * when tid is 0) into buf, at most size - 1 bytes, NUL-terminated, through
+ * libc (callers hold d9_busy, and off a host's cancellation point turn
+ * cancellation off). Returns its length, -1 on error. */
+int d9_read_task(uint32_t tid, const char *file, char *buf, size_t size);
+/* The name of thread tid (its comm file, without the newline; at most 15
+ * bytes). Returns its length, -1 on error. */
 int d9_read_comm(uint32_t tid, char name[16]);
 
 /* ---- writer.c ---------------------------------------------------------- */

@@ -2,8 +2,6 @@
  * getting a cancelled thread out of a direct wait (direct.h). */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -12,6 +10,7 @@
 #include "core.h"
 #include "direct.h"
 #include "log.h"
+#include "nocancel.h"
 #include "real.h"
 
 _Atomic int d9_direct;
@@ -62,21 +61,17 @@ void d9_direct_init(void)
 
 /* 1 when thread tid is blocked in system call nr, or when that cannot be
  * known (no /proc): the first field of /proc/self/task/TID/syscall is the
- * system call's number ("running" or -1 outside one; proc(5)). Raw calls:
- * no hook, no cancellation point. */
+ * system call's number ("running" or -1 outside one; proc(5)). pthread_cancel
+ * is no cancellation point: the read runs with cancellation off. */
 static int blocked_in(uint32_t tid, long nr)
 {
-    char path[48], buf[24];
-    snprintf(path, sizeof path, "/proc/self/task/%u/syscall", tid);
-    long fd = d9_sys6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
-    if (d9_sys_failed(fd))
-        return 1;
-    long n = d9_sys3(SYS_read, fd, (long)buf, sizeof buf - 1);
-    d9_sys3(SYS_close, fd, 0, 0);
-    if (d9_sys_failed(n) || n <= 0)
-        return 1;
-    buf[n] = 0;
-    return strtol(buf, NULL, 10) == nr;
+    char buf[24];
+    int cancel = d9_cancel_off();
+    d9_busy++;
+    int n = d9_read_task(tid, "syscall", buf, sizeof buf);
+    d9_busy--;
+    d9_cancel_restore(cancel);
+    return n <= 0 || strtol(buf, NULL, 10) == nr;
 }
 
 /* 1 when th owns s and is in a direct wait: then sets its kicked flag,

@@ -49,24 +49,30 @@ uint64_t d9_registry_unrecorded(void) { return atomic_load(&unrecorded); }
 uint32_t d9_slot_limit(void) { return atomic_load_explicit(&limit, memory_order_acquire); }
 struct d9_slot *d9_slot_at(uint32_t i) { return &slots[i]; }
 
-int d9_read_comm(uint32_t tid, char name[16])
+int d9_read_task(uint32_t tid, const char *file, char *buf, size_t size)
 {
     char path[64];
     if (tid)
-        snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+        snprintf(path, sizeof(path), "/proc/self/task/%u/%s", tid, file);
     else
-        snprintf(path, sizeof(path), "/proc/thread-self/comm");
+        snprintf(path, sizeof(path), "/proc/thread-self/%s", file);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, name, 15);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n < 0)
         return -1;
-    if (n > 0 && name[n - 1] == '\n')
-        n--;
-    name[n] = 0;
+    buf[n] = 0;
     return (int)n;
+}
+
+int d9_read_comm(uint32_t tid, char name[16])
+{
+    int n = d9_read_task(tid, "comm", name, 16);
+    if (n > 0 && name[n - 1] == '\n')
+        name[--n] = 0;
+    return n;
 }
 
 /* Claims a free slot and makes sure it has a ring; NULL when none. */
