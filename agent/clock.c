@@ -95,7 +95,7 @@ static int calibrate(void)
     if (m < ((uint64_t)1 << D9_CLOCK_SHIFT) / 20 || m > ((uint64_t)10 << D9_CLOCK_SHIFT))
         return 0;
     cal_mult = m;
-    line = (struct d9_clock_line){t1, n1, m};
+    line = (struct d9_clock_line){t1, n1, m, 0};
     atomic_store_explicit(&cur_mult, m, memory_order_relaxed);
     return 1;
 }
@@ -111,7 +111,7 @@ void d9_clock_init(int mode)
     d9_clock_tsc = 1;
 }
 
-void d9_clock_anchor(void)
+static void refit(void)
 {
     if (!d9_clock_tsc)
         return;
@@ -133,22 +133,36 @@ void d9_clock_anchor(void)
     } else {
         off_mult = 0;
     }
-    line = (struct d9_clock_line){t, n, m};
+    line = (struct d9_clock_line){t, n, m, 0};
     atomic_store_explicit(&cur_mult, m, memory_order_relaxed);
+}
+#else
+void d9_clock_init(int mode) { (void)mode; }
+static void refit(void) {}
+static void pair(uint64_t *tsc, uint64_t *ns) { *tsc = *ns = 0; }
+#endif
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now (vDSO reads: async-signal-safe). */
+static int64_t rt_offset(void)
+{
+    struct timespec r = {0, 0};
+    clock_gettime(CLOCK_REALTIME, &r);
+    return ((int64_t)r.tv_sec * 1000000000 + r.tv_nsec) - (int64_t)d9_now();
+}
+
+void d9_clock_anchor(void)
+{
+    refit();
+    line.rt_off = rt_offset();
 }
 
 struct d9_clock_line d9_clock_line_now(void)
 {
-    struct d9_clock_line l = {0, 0, atomic_load_explicit(&cur_mult, memory_order_relaxed)};
+    struct d9_clock_line l = {0, 0, atomic_load_explicit(&cur_mult, memory_order_relaxed), rt_offset()};
     if (d9_clock_tsc)
         pair(&l.tsc, &l.ns);
     return l;
 }
-#else
-void d9_clock_init(int mode) { (void)mode; }
-void d9_clock_anchor(void) {}
-struct d9_clock_line d9_clock_line_now(void) { return (struct d9_clock_line){0, 0, 0}; }
-#endif
 
 uint64_t d9_now_call(void) { return d9_now(); }
 
@@ -172,10 +186,18 @@ static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *e
         ev->b = d9_line_ns(l, t0 + ev->b) - ev->ts;
 }
 
+/* ts is ns by now (converted, or stamps were ns). */
+static inline void park_deadline(const struct d9_clock_line *l, struct d9_raw_event *ev)
+{
+    if (ev->type == D9_EV_PARK)
+        ev->b = d9_tmo_relative(ev->b, ev->ts, l->rt_off);
+}
+
 void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev)
 {
     if (d9_clock_tsc)
         convert(l, ev);
+    park_deadline(l, ev);
 }
 
 void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last)
@@ -185,6 +207,7 @@ void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last)
     for (uint32_t i = 0; i < n; i++) {
         if (d9_clock_tsc)
             convert(&l, &ev[i]);
+        park_deadline(&l, &ev[i]);
         if (ev[i].ts < prev)
             ev[i].ts = prev; /* a refit moved the line back a little: keep the thread's order */
         prev = ev[i].ts;

@@ -49,9 +49,12 @@ static inline uint64_t d9_stamp(void)
 
 #define D9_CLOCK_SHIFT 32 /* mult = ns per tick << 32: 1 ns per 4 s of ticks at 1 GHz */
 
-/* ns(t) = ns + (t - tsc) * mult >> D9_CLOCK_SHIFT, on both sides of the anchor. */
+/* ns(t) = ns + (t - tsc) * mult >> D9_CLOCK_SHIFT, on both sides of the
+ * anchor. rt_off: CLOCK_REALTIME minus CLOCK_MONOTONIC, read with it, for
+ * deadlines on CLOCK_REALTIME (d9_tmo_relative). */
 struct d9_clock_line {
     uint64_t tsc, ns, mult;
+    int64_t rt_off;
 };
 
 static inline uint64_t d9_ticks_ns(uint64_t ticks, uint64_t mult)
@@ -75,6 +78,35 @@ static inline uint64_t d9_clock_fit(uint64_t t0, uint64_t n0, uint64_t t1, uint6
     return (uint64_t)(((unsigned __int128)(n1 - n0) << D9_CLOCK_SHIFT) / (t1 - t0));
 }
 
+/* ---- A PARK's timeout in a ring ---------------------------------------
+ * Relative ns (0..INT64_MAX), -1 (none), or an absolute deadline the hook
+ * passed on without reading a clock: D9_TMO_ABS, D9_TMO_RT when it is on
+ * CLOCK_REALTIME (else CLOCK_MONOTONIC), and its ns. The writer makes it ns
+ * from the park's ts (d9_tmo_relative), so the trace only holds relative
+ * timeouts (docs/FORMAT.md). A deadline past 2116 is clamped there. */
+#define D9_TMO_ABS ((uint64_t)1 << 63)
+#define D9_TMO_RT ((uint64_t)1 << 62)
+#define D9_TMO_NS (D9_TMO_RT - 1)
+
+static inline int64_t d9_tmo_deadline(int realtime, uint64_t ns)
+{
+    if (ns >= D9_TMO_NS)
+        ns = D9_TMO_NS - 1; /* all ones is -1, no timeout */
+    return (int64_t)(D9_TMO_ABS | (realtime ? D9_TMO_RT : 0) | ns);
+}
+
+/* b of a PARK whose ts is CLOCK_MONOTONIC ns: a tagged deadline becomes
+ * the ns left at ts, clamped >= 0; rt_off is CLOCK_REALTIME minus
+ * CLOCK_MONOTONIC near ts. Anything else is returned as it is. */
+static inline uint64_t d9_tmo_relative(uint64_t b, uint64_t ts, int64_t rt_off)
+{
+    if (!(b & D9_TMO_ABS) || b == UINT64_MAX)
+        return b;
+    uint64_t at = (b & D9_TMO_RT) ? ts + (uint64_t)rt_off : ts;
+    uint64_t deadline = b & D9_TMO_NS;
+    return deadline > at ? deadline - at : 0;
+}
+
 /* ---- The agent's clock (clock.c) -------------------------------------- */
 
 enum { D9_CLOCK_AUTO = 0, D9_CLOCK_MONOTONIC = 1 }; /* DIAL9_CLOCK */
@@ -87,20 +119,22 @@ void d9_clock_init(int mode);
  * with (the calibration's slope, or 1:1). */
 uint64_t d9_ns_stamp(uint64_t ns);
 
-/* Writer, at the start of each cycle: fits the line to a fresh pair. */
+/* Writer, at the start of each cycle: fits the line to a fresh pair, and
+ * reads CLOCK_REALTIME's offset for the cycle's deadlines. */
 void d9_clock_anchor(void);
 
 /* Writer, on the n events of one thread just popped from its ring, in
  * order: ts (never below *last, the thread's previous converted ts, which
  * it updates) and the durations measured in stamps (LOCK_WAIT and
- * SLOW_SYSCALL's b) become ns. A duration is converted as the difference of
+ * SLOW_SYSCALL's b) become ns, and a PARK's deadline its timeout. A duration is converted as the difference of
  * its two ends on the line, so the event's end is where the line puts the
  * closing stamp. */
 struct d9_raw_event;
 void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last);
 
 /* Crash handler (async-signal-safe, no shared line): the same along the
- * line through a pair taken now with the writer's latest slope. */
+ * line through a pair taken now with the writer's latest slope, and
+ * CLOCK_REALTIME's offset read now. */
 struct d9_clock_line d9_clock_line_now(void);
 void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev);
 

@@ -43,9 +43,9 @@ static int64_t futex_wait_timeout(int op, const struct timespec *ts)
     case FUTEX_WAIT_BITSET:
     case FUTEX_WAIT_REQUEUE_PI:
     case FUTEX_LOCK_PI2:
-        return d9_abs_ns(clk, ts);
+        return d9_abs_tmo(clk, ts);
     case FUTEX_LOCK_PI: /* absolute, always CLOCK_REALTIME */
-        return d9_abs_ns(CLOCK_REALTIME, ts);
+        return d9_abs_tmo(CLOCK_REALTIME, ts);
     default:
         return -1;
     }

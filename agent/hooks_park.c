@@ -235,7 +235,7 @@ D9_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r
                               struct timespec *rem)
 {
     D9_PARK_BODY(clock_nanosleep, D9_CALL_NANOSLEEP, 0, 0,
-                 (flags & TIMER_ABSTIME) ? d9_abs_ns(clk, req) : d9_ts_ns(req),
+                 (flags & TIMER_ABSTIME) ? d9_abs_tmo(clk, req) : d9_ts_ns(req),
                  (clk, flags, req, rem), D9_RES_ERRNUM, ENOSYS);
 }
 

@@ -29,14 +29,14 @@ D9_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 D9_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      const struct timespec *abs)
 {
-    D9_WAIT_BODY(pthread_cond_timedwait, D9_CALL_COND_WAIT, c, d9_abs_ns(cond_clock(c), abs),
+    D9_WAIT_BODY(pthread_cond_timedwait, D9_CALL_COND_WAIT, c, d9_abs_tmo(cond_clock(c), abs),
                  (c, m, abs), D9_RES_ERRNUM, ENOSYS);
 }
 
 D9_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                                      const struct timespec *abs)
 {
-    D9_WAIT_BODY(pthread_cond_clockwait, D9_CALL_COND_WAIT, c, d9_abs_ns(clk, abs),
+    D9_WAIT_BODY(pthread_cond_clockwait, D9_CALL_COND_WAIT, c, d9_abs_tmo(clk, abs),
                  (c, m, clk, abs), D9_RES_ERRNUM, ENOSYS);
 }
 
@@ -47,13 +47,13 @@ D9_EXPORT int sem_wait(sem_t *s)
 
 D9_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
-    D9_WAIT_BODY(sem_timedwait, D9_CALL_SEM_WAIT, s, d9_abs_ns(CLOCK_REALTIME, abs), (s, abs),
+    D9_WAIT_BODY(sem_timedwait, D9_CALL_SEM_WAIT, s, d9_abs_tmo(CLOCK_REALTIME, abs), (s, abs),
                  D9_RES_ERRNO, -1);
 }
 
 D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 {
-    D9_WAIT_BODY(sem_clockwait, D9_CALL_SEM_WAIT, s, d9_abs_ns(clk, abs), (s, clk, abs),
+    D9_WAIT_BODY(sem_clockwait, D9_CALL_SEM_WAIT, s, d9_abs_tmo(clk, abs), (s, clk, abs),
                  D9_RES_ERRNO, -1);
 }
 

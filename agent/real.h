@@ -334,13 +334,19 @@ static inline int64_t d9_ts_ns(const struct timespec *ts)
     return ns < 0 ? 0 : ns;
 }
 
-/* Absolute deadline on clock clk -> relative ns from now, clamped >= 0. */
-static inline int64_t d9_abs_ns(clockid_t clk, const struct timespec *abs)
+/* A PARK's timeout for an absolute deadline on clock clk. On CLOCK_MONOTONIC
+ * or CLOCK_REALTIME, the deadline itself, tagged (clock.h): the writer
+ * makes it relative to the park's stamp, so the hook reads no clock (a vDSO
+ * read costs more than the rest of a park and unpark). On another clock,
+ * ns from now, clamped >= 0. -1 (infinite) for NULL/bad. */
+static inline int64_t d9_abs_tmo(clockid_t clk, const struct timespec *abs)
 {
     struct timespec now;
     int64_t deadline = d9_ts_ns(abs);
     if (deadline < 0 || deadline == INT64_MAX)
         return deadline;
+    if (D9_LIKELY(clk == CLOCK_MONOTONIC || clk == CLOCK_REALTIME))
+        return d9_tmo_deadline(clk == CLOCK_REALTIME, (uint64_t)deadline);
     int err = errno;
     int rc = clock_gettime(clk, &now);
     errno = err;

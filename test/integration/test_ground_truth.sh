@@ -60,6 +60,13 @@ for t in truth["threads"]:
     expect(label + " unparks by call", dict(unparks), t["parks"])
     expect(label + " wakes by call", dict(wakes), t["wakes"])
     expect(label + " zero-timeout polls", nowait, t["nowait"])
+    # Deadlines reach the trace as timeouts relative to the park (the writer
+    # converts them, agent/clock.h): up to 100 ms under wait_ns (the program
+    # read its clock before the call), at most 1 ms over (the TSC line).
+    wait = truth["wait_ns"]
+    timed = Counter(e["call"] for e in ev
+                    if e["type"] == "park" and wait - 100000000 <= e.get("timeout_ns", -1) <= wait + 1000000)
+    expect(label + " parks with the wait_ns timeout by call", dict(timed), t["timed"])
     starts = [e for e in ev if e["type"] == "thread_start"]
     expect(label + " thread_start parents", [e.get("parent") for e in starts], [t["parent"]])
     names = [e["name"] for e in ev if e["type"] == "thread_name"]

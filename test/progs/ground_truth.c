@@ -1,14 +1,17 @@
 /* ground_truth.c - a program that counts its own blocking and waking calls,
  * so a test can compare what dial9 recorded against what really happened.
  *
- *   ground_truth            pairs of threads ping-pong through epoll+eventfd,
+ *   ground_truth            pairs of threads ping-pong through epoll+eventfd
+ *                           or pipe,
  *                           futex, condvar and semaphore, plus a sleeper
  *   ground_truth --burst N  one thread posts a semaphore N times in a tight
  *                           loop (to overflow a tiny agent buffer)
  *
  * At the end it prints one JSON object on stdout: per thread its tid, parent
  * tid, name, and counts of park calls, wake calls and zero-timeout polls by
- * dial9 call name (from dial9_format.h), plus totals.
+ * dial9 call name (from dial9_format.h), plus totals; "timed" counts the
+ * parks whose timeout is wait_ns (relative, or a deadline on CLOCK_REALTIME
+ * or CLOCK_MONOTONIC taken just before the call).
  *
  * Counting rule: every call is counted once, whatever it returns (a futex
  * wait that finds the word changed still is a call the agent must record).
@@ -16,6 +19,7 @@
  * pthread_join and mutexes use glibc's internal futex, not syscall().
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -45,6 +49,7 @@ struct gt_thread {
     pid_t tid, parent;
     pthread_t handle;
     unsigned parks[D9_CALL_COUNT], wakes[D9_CALL_COUNT], nowait;
+    unsigned timed[D9_CALL_COUNT]; /* parks of those with a WAIT_NS timeout */
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -53,6 +58,7 @@ static __thread struct gt_thread *me;
 static long burst_n;
 
 #define PARKED(call) (me->parks[call]++)
+#define PARKED_TIMED(call) (me->parks[call]++, me->timed[call]++)
 #define WOKE(call) (me->wakes[call]++)
 
 static void die(const char *what)
@@ -100,7 +106,7 @@ static struct gt_thread *spawn(const char *name, int via_prctl, void (*body)(voi
 
 /* ---- Pair 1: eventfd in an epoll set one way, futex the other way ------ */
 
-static int epfd, evfd;
+static int epfd, evfd, pipefd[2]; /* the futexer wakes the poller through either */
 static _Atomic uint32_t fword; /* round number the poller has answered */
 
 static void poller(void)
@@ -113,10 +119,10 @@ static void poller(void)
         int n;
         do {
             n = epoll_wait(epfd, ev, 4, (int)(WAIT_NS / 1000000));
-            PARKED(D9_CALL_EPOLL_WAIT);
+            PARKED_TIMED(D9_CALL_EPOLL_WAIT);
         } while (n <= 0);
-        if (read(evfd, &v, sizeof v) != sizeof v)
-            die("read eventfd");
+        if (r % 2 ? read(pipefd[0], &v, 1) != 1 : read(evfd, &v, sizeof v) != sizeof v)
+            die("read eventfd or pipe");
         atomic_store(&fword, (uint32_t)r + 1);
         syscall(SYS_futex, &fword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         WOKE(D9_CALL_FUTEX);
@@ -127,9 +133,15 @@ static void futexer(void)
 {
     const uint64_t one = 1;
     for (int r = 0; r < ROUNDS; r++) {
-        if (write(evfd, &one, sizeof one) != sizeof one)
-            die("write eventfd");
-        WOKE(D9_CALL_EVENTFD_WRITE);
+        if (r % 2) { /* a pipe as runtimes make them (O_NONBLOCK), its read end in the epoll set */
+            if (write(pipefd[1], &one, 1) != 1)
+                die("write pipe");
+            WOKE(D9_CALL_PIPE_WRITE);
+        } else {
+            if (write(evfd, &one, sizeof one) != sizeof one)
+                die("write eventfd");
+            WOKE(D9_CALL_EVENTFD_WRITE);
+        }
         /* At least one wait per round; FUTEX_WAIT (relative timeout) and
          * FUTEX_WAIT_BITSET (absolute) alternate. */
         do {
@@ -141,7 +153,7 @@ static void futexer(void)
                 syscall(SYS_futex, &fword, FUTEX_WAIT_BITSET_PRIVATE, (uint32_t)r, &abs,
                         NULL, FUTEX_BITSET_MATCH_ANY);
             }
-            PARKED(D9_CALL_FUTEX);
+            PARKED_TIMED(D9_CALL_FUTEX);
         } while (atomic_load(&fword) != (uint32_t)r + 1);
     }
 }
@@ -159,17 +171,19 @@ static void cond_wait_any(int r)
     switch (r % 3) {
     case 0:
         pthread_cond_wait(&cv, &mu);
+        PARKED(D9_CALL_COND_WAIT);
         break;
     case 1:
         abs = deadline(CLOCK_REALTIME);
         pthread_cond_timedwait(&cv, &mu, &abs);
+        PARKED_TIMED(D9_CALL_COND_WAIT);
         break;
     default:
         abs = deadline(CLOCK_MONOTONIC);
         pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &abs);
+        PARKED_TIMED(D9_CALL_COND_WAIT);
         break;
     }
-    PARKED(D9_CALL_COND_WAIT);
 }
 
 static void cond_wake_any(int r)
@@ -218,10 +232,11 @@ static void sem_wait_any(sem_t *s, int r)
         if (r % 2) {
             struct timespec abs = deadline(CLOCK_REALTIME);
             rc = sem_timedwait(s, &abs);
+            PARKED_TIMED(D9_CALL_SEM_WAIT);
         } else {
             rc = sem_wait(s);
+            PARKED(D9_CALL_SEM_WAIT);
         }
-        PARKED(D9_CALL_SEM_WAIT);
     } while (rc != 0);
 }
 
@@ -288,7 +303,7 @@ static void report(struct gt_thread *main_t)
 {
     struct gt_thread total = {0};
     int n = atomic_load(&nthreads);
-    printf("{\"pid\":%d,\"threads_created\":%d,\"threads\":[", (int)getpid(), n - 1);
+    printf("{\"pid\":%d,\"wait_ns\":%lld,\"threads_created\":%d,\"threads\":[", (int)getpid(), WAIT_NS, n - 1);
     for (int i = 0; i < n; i++) {
         struct gt_thread *t = &threads[i];
         printf("%s{\"tid\":%d,\"parent\":%d,\"name\":\"%s\",\"created\":%s,", i ? "," : "",
@@ -296,6 +311,8 @@ static void report(struct gt_thread *main_t)
         print_counts("parks", t->parks);
         printf(",");
         print_counts("wakes", t->wakes);
+        printf(",");
+        print_counts("timed", t->timed);
         printf(",\"nowait\":%u}", t->nowait);
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];
@@ -339,7 +356,9 @@ int main(int argc, char **argv)
         epfd = epoll_create1(EPOLL_CLOEXEC);
         evfd = eventfd(0, EFD_CLOEXEC);
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = evfd};
-        if (epfd < 0 || evfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev))
+        struct epoll_event pev = {.events = EPOLLIN, .data.fd = -1};
+        if (epfd < 0 || evfd < 0 || pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev) ||
+            epoll_ctl(epfd, EPOLL_CTL_ADD, pipefd[0], &pev))
             die("epoll/eventfd setup");
         struct gt_thread *ts[] = {
             spawn("gt-poller", 0, poller), spawn("gt-futex", 0, futexer),

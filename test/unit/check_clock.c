@@ -31,7 +31,7 @@ END_TEST
 START_TEST(convert_both_sides)
 {
     uint64_t t0 = tsc_at(7000000000ull), n0 = 7000000000ull;
-    struct d9_clock_line l = {t0, n0, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    struct d9_clock_line l = {t0, n0, d9_clock_fit(0, 0, HZ, 1000000000u), 0};
     ck_assert_uint_eq(d9_line_ns(&l, t0), n0);
     /* 1 ms either side: exact to 1 ns */
     uint64_t after = d9_line_ns(&l, t0 + tsc_at(1000000));
@@ -39,7 +39,7 @@ START_TEST(convert_both_sides)
     ck_assert_uint_le(absdiff(after, n0 + 1000000), 1);
     ck_assert_uint_le(absdiff(before, n0 - 1000000), 1);
     /* before ns 0: clamped, not wrapped */
-    struct d9_clock_line early = {1000000, 5, l.mult};
+    struct d9_clock_line early = {1000000, 5, l.mult, 0};
     ck_assert_uint_eq(d9_line_ns(&early, 0), 0);
 }
 END_TEST
@@ -48,7 +48,7 @@ START_TEST(long_span_no_overflow)
 {
     /* A year of ticks from the anchor: 128-bit product, ns within 1 ppm */
     uint64_t year = 365ull * 86400 * 1000000000u;
-    struct d9_clock_line l = {5, 0, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    struct d9_clock_line l = {5, 0, d9_clock_fit(0, 0, HZ, 1000000000u), 0};
     uint64_t ns = d9_line_ns(&l, 5 + tsc_at(year));
     ck_assert_uint_le(absdiff(ns, year), year / 1000000);
 }
@@ -56,7 +56,7 @@ END_TEST
 
 START_TEST(monotonic_in_ticks)
 {
-    struct d9_clock_line l = {tsc_at(1000000000u), 1000000000u, d9_clock_fit(0, 0, HZ, 1000000000u)};
+    struct d9_clock_line l = {tsc_at(1000000000u), 1000000000u, d9_clock_fit(0, 0, HZ, 1000000000u), 0};
     uint64_t prev = 0;
     for (uint64_t t = l.tsc - 100000; t < l.tsc + 100000; t += 7) {
         uint64_t ns = d9_line_ns(&l, t);
@@ -73,11 +73,33 @@ START_TEST(noisy_pairs_error)
 {
     uint64_t n0 = 3000000000ull, n1 = n0 + 250000000u;
     uint64_t m = d9_clock_fit(tsc_at(n0), n0 + 30, tsc_at(n1), n1 - 30);
-    struct d9_clock_line l = {tsc_at(n1), n1 - 30, m};
+    struct d9_clock_line l = {tsc_at(n1), n1 - 30, m, 0};
     for (uint64_t n = n0; n <= n1 + 250000000u; n += 1000000) {
         uint64_t got = d9_line_ns(&l, tsc_at(n));
         ck_assert_uint_le(absdiff(got, n), n <= n1 ? 31 : 100);
     }
+}
+END_TEST
+
+/* A PARK's deadline in a ring becomes the ns left at the park's ts, on its
+ * clock; plain timeouts pass through. */
+START_TEST(park_deadline_relative)
+{
+    const int64_t rt_off = 1700000000000000000; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+    const uint64_t ts = 5000000000u;             /* the park, CLOCK_MONOTONIC ns */
+    ck_assert_uint_eq(d9_tmo_relative((uint64_t)d9_tmo_deadline(0, ts + 250), ts, rt_off), 250);
+    ck_assert_uint_eq(d9_tmo_relative((uint64_t)d9_tmo_deadline(1, ts + rt_off + 7), ts, rt_off), 7);
+    /* passed already, or a deadline before 1970: 0 */
+    ck_assert_uint_eq(d9_tmo_relative((uint64_t)d9_tmo_deadline(0, ts - 1), ts, rt_off), 0);
+    ck_assert_uint_eq(d9_tmo_relative((uint64_t)d9_tmo_deadline(1, 0), ts, rt_off), 0);
+    /* none (-1), relative ns and the largest relative timeout are not deadlines */
+    ck_assert_uint_eq(d9_tmo_relative(UINT64_MAX, ts, rt_off), UINT64_MAX);
+    ck_assert_uint_eq(d9_tmo_relative(1000, ts, rt_off), 1000);
+    ck_assert_uint_eq(d9_tmo_relative(INT64_MAX, ts, rt_off), INT64_MAX);
+    /* the farthest deadline is clamped, never read as -1 */
+    int64_t far = d9_tmo_deadline(1, UINT64_MAX >> 1);
+    ck_assert_int_ne(far, -1);
+    ck_assert_uint_eq(d9_tmo_relative((uint64_t)far, ts, rt_off), D9_TMO_NS - 1 - ts - rt_off);
 }
 END_TEST
 
@@ -99,6 +121,7 @@ D9_SUITE(clock)
     tcase_add_test(tc, monotonic_in_ticks);
     tcase_add_test(tc, noisy_pairs_error);
     tcase_add_test(tc, ticks_ns_rounding);
+    tcase_add_test(tc, park_deadline_relative);
     suite_add_tcase(s, tc);
     return s;
 }
