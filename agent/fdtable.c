@@ -1,13 +1,13 @@
 /* fdtable.c - the fd kind table (see fdtable.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "fdtable.h"
 
 _Alignas(64) _Atomic uint8_t d9_fd_kinds[D9_FD_MAX];
 _Atomic int d9_fd_table_off;
-/* For a pipe end, the other end's fd; meaningful only while the byte says PIPE. */
-static _Atomic int32_t peers[D9_FD_MAX];
+_Atomic int32_t d9_fd_peers[D9_FD_MAX];
 
 static inline int tracked(int fd) { return (unsigned)fd < D9_FD_MAX; }
 
@@ -31,21 +31,21 @@ void d9_fd_copy(int fd, int old)
         return;
     unsigned b = d9_fd_byte(old);
     if ((b & D9_FDK_KIND) == D9_FD_PIPE)
-        atomic_store_explicit(&peers[fd], atomic_load_explicit(&peers[old], memory_order_relaxed),
+        atomic_store_explicit(&d9_fd_peers[fd], atomic_load_explicit(&d9_fd_peers[old], memory_order_relaxed),
                               memory_order_relaxed);
     /* A copy of a waker write end wakes the same read end. */
-    put(fd, b);
+    put(fd, b & ~D9_FDK_NONBLOCK);
 }
 
-void d9_fd_set_pipe(int rd, int wr)
+void d9_fd_set_pipe(int rd, int wr, int flags)
 {
     if (tracked(rd)) {
-        atomic_store_explicit(&peers[rd], wr, memory_order_relaxed);
+        atomic_store_explicit(&d9_fd_peers[rd], wr, memory_order_relaxed);
         put(rd, D9_FD_PIPE);
     }
     if (tracked(wr)) {
-        atomic_store_explicit(&peers[wr], rd, memory_order_relaxed);
-        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W);
+        atomic_store_explicit(&d9_fd_peers[wr], rd, memory_order_relaxed);
+        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | (flags & O_NONBLOCK ? D9_FDK_NONBLOCK : 0));
     }
 }
 
@@ -54,9 +54,9 @@ static int write_end_of(int rd)
 {
     if (d9_fd_byte(rd) != D9_FD_PIPE)
         return -1;
-    int wr = atomic_load_explicit(&peers[rd], memory_order_relaxed);
+    int wr = atomic_load_explicit(&d9_fd_peers[rd], memory_order_relaxed);
     if (!tracked(wr) || !(d9_fd_byte(wr) & D9_FDK_PIPE_W) ||
-        atomic_load_explicit(&peers[wr], memory_order_relaxed) != rd)
+        atomic_load_explicit(&d9_fd_peers[wr], memory_order_relaxed) != rd)
         return -1;
     return wr;
 }
@@ -67,13 +67,25 @@ int d9_fd_pipe_watched(int rd)
         return 0;
     int wr = write_end_of(rd);
     if (wr >= 0)
-        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
+        put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
     return 1;
 }
 
-int d9_fd_peer(int fd)
+void d9_fd_set_flags(int fd, int flags)
 {
-    return tracked(fd) ? atomic_load_explicit(&peers[fd], memory_order_relaxed) : -1;
+    unsigned b = d9_fd_byte(fd);
+    if (!(b & D9_FDK_PIPE_W))
+        return;
+    /* The fd of the description that has the flag: the write end its read
+     * end names, when fd is that one or a copy of it. */
+    int wr = write_end_of(atomic_load_explicit(&d9_fd_peers[fd], memory_order_relaxed));
+    if (!(flags & O_NONBLOCK)) {
+        put(fd, b & ~D9_FDK_NONBLOCK);
+        if (wr >= 0)
+            put(wr, d9_fd_byte(wr) & ~D9_FDK_NONBLOCK);
+    } else if (wr == fd) {
+        put(fd, b | D9_FDK_NONBLOCK);
+    }
 }
 
 void d9_fd_forget(int fd)
@@ -84,7 +96,7 @@ void d9_fd_forget(int fd)
     if (b == D9_FD_PIPE) { /* a read end: its writer no longer wakes anyone */
         int wr = write_end_of(fd);
         if (wr >= 0)
-            put(wr, D9_FD_PIPE | D9_FDK_PIPE_W);
+            put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W);
     }
     put(fd, D9_FD_UNKNOWN);
 }

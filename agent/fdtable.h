@@ -20,6 +20,8 @@
 #define D9_FDK_KIND 0x07u
 #define D9_FDK_PIPE_W 0x08u /* the write end of a pipe (kind PIPE) */
 #define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
+#define D9_FDK_NONBLOCK 0x20u /* ... made or set O_NONBLOCK through this fd (not a copy):
+                               * a write never waits (d9_fd_set_flags) */
 
 /* Relaxed atomics: each byte is written by whichever thread creates or closes
  * the fd; racing with the host's own close/reuse of a number is the host's
@@ -44,16 +46,30 @@ static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND;
 
 /* A newly made fd of this kind (flags cleared; close() need not run first). */
 void d9_fd_set(int fd, unsigned kind);
-/* fd is a copy of old (dup*, fcntl F_DUPFD): same kind, pipe peer and flags. */
+/* fd is a copy of old (dup*, fcntl F_DUPFD): same kind, pipe peer and
+ * flags, but not D9_FDK_NONBLOCK, which is kept by one fd of the open file
+ * description alone, so that d9_fd_set_flags can find it. */
 void d9_fd_copy(int fd, int old);
-/* A new pipe: remembers each end's peer. */
-void d9_fd_set_pipe(int rd, int wr);
+/* A new pipe: remembers each end's peer; flags as given to pipe2. */
+void d9_fd_set_pipe(int rd, int wr, int flags);
+/* fcntl(fd, F_SETFL, flags) succeeded: a pipe write end keeps whether it
+ * is O_NONBLOCK. Set through the fd that has the flag; cleared through it
+ * or a copy of it. (A flag changed by ioctl FIONBIO is not seen: set, a
+ * write still goes through glibc; cleared, a blocking write may be made
+ * directly, which a pthread_cancel then reaches only once it returns.) */
+void d9_fd_set_flags(int fd, int flags);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth
  * recording), else 0. */
 int d9_fd_pipe_watched(int rd);
+/* For a pipe end, the other end's fd; meaningful only while the byte says PIPE. */
+extern _Atomic int32_t d9_fd_peers[D9_FD_MAX] __attribute__((visibility("hidden")));
+
 /* The read end a waker write end wakes (-1 when unknown). */
-int d9_fd_peer(int fd);
+static inline int d9_fd_peer(int fd)
+{
+    return (unsigned)fd < D9_FD_MAX ? atomic_load_explicit(&d9_fd_peers[fd], memory_order_relaxed) : -1;
+}
 /* fd is being closed: forget it, and stop treating its pipe peer as a waker. */
 void d9_fd_forget(int fd);
 /* Forget fds first..last inclusive (close_range). */

@@ -1,8 +1,8 @@
 /* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
  * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
  * copy it; close and close_range forget it. write() dispatches on the kind
- * byte: an 8-byte eventfd write (made directly when direct.h allows) or a
- * write to a pipe whose read end is in an epoll set is a WAKE, a
+ * byte: an 8-byte eventfd write or a write to a pipe whose read end is in
+ * an epoll set is a WAKE (each made directly when direct.h allows), a
  * regular-file write is timed, anything else goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
  * can tie the fd to the epoll set a thread parks on.
@@ -185,7 +185,7 @@ D9_EXPORT int pipe(int fds[2])
     D9_REAL_OR_FAIL(real_, pipe, -1);
     int ret = real_(fds);
     if (ret == 0 && !fds_untouched())
-        d9_fd_set_pipe(fds[0], fds[1]);
+        d9_fd_set_pipe(fds[0], fds[1], 0);
     return ret;
 }
 
@@ -194,7 +194,7 @@ D9_EXPORT int pipe2(int fds[2], int flags)
     D9_REAL_OR_FAIL(real_, pipe2, -1);
     int ret = real_(fds, flags);
     if (ret == 0 && !fds_untouched())
-        d9_fd_set_pipe(fds[0], fds[1]);
+        d9_fd_set_pipe(fds[0], fds[1], flags);
     return ret;
 }
 
@@ -255,10 +255,12 @@ D9_EXPORT int dup3(int old, int new, int flags)
 
 /* fcntl's third argument is an int or a pointer depending on cmd; glibc
  * itself reads it as a pointer-sized value, which passes either through. */
-static inline int fcntl_dup_done(int ret, int fd, int cmd)
+static inline int fcntl_done(int ret, int fd, int cmd, void *arg)
 {
     if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
         tbl_copy(ret, fd);
+    else if (ret == 0 && cmd == F_SETFL && (!fds_untouched() || !((intptr_t)arg & O_NONBLOCK)))
+        d9_fd_set_flags(fd, (int)(intptr_t)arg); /* a clear always: a vfork child shares the description */
     return ret;
 }
 
@@ -268,7 +270,7 @@ static inline int fcntl_dup_done(int ret, int fd, int cmd)
     va_start(ap_, cmd);                                                        \
     void *arg_ = va_arg(ap_, void *);                                          \
     va_end(ap_);                                                               \
-    return fcntl_dup_done(real_(fd, cmd, arg_), fd, cmd)
+    return fcntl_done(real_(fd, cmd, arg_), fd, cmd, arg_)
 
 D9_EXPORT int fcntl(int fd, int cmd, ...)
 {
@@ -367,8 +369,8 @@ __attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void 
 }
 
 /* A write to a pipe whose read end is watched: WAKE of the read end. */
-static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf,
-                               size_t n)
+static ssize_t pipe_write_glibc(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf,
+                                size_t n)
 {
     int rd = d9_fd_peer(fd);
     uint64_t ts = d9_wake_start();
@@ -378,12 +380,42 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
     return ret;
 }
 
+#if defined(__x86_64__)
+/* The same write made here (direct.h), to a pipe that is O_NONBLOCK: it
+ * never waits, so, like an eventfd write, it needs no cancel's signal. */
+__attribute__((noinline)) static ssize_t pipe_write_direct(int fd, const void *buf, size_t n, uint64_t ts)
+{
+    long ret = d9_sys3(SYS_write, fd, (long)buf, (long)n);
+    if (D9_UNLIKELY(d9_sys_failed(ret)))
+        return d9_sys_fail(ret);
+    int rd = d9_fd_peer(fd);
+    if (ret > 0 && rd >= 0)
+        d9_emit_since(ts, D9_EV_WAKE, D9_CALL_PIPE_WRITE, (uint64_t)rd, (uint64_t)ret);
+    return ret;
+}
+#endif
+
+static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf, size_t n,
+                               unsigned b)
+{
+#if defined(__x86_64__)
+    if (b & D9_FDK_NONBLOCK) {
+        uint64_t ts = d9_tsc_stamp_if_recording();
+        if (D9_LIKELY(ts) && D9_LIKELY(d9_direct_on(D9_DIRECT_WRITE)))
+            return pipe_write_direct(fd, buf, n, ts);
+    }
+#else
+    (void)b;
+#endif
+    return pipe_write_glibc(real, fd, buf, n);
+}
+
 /* write()'s parameters first: entered by a jump, with no register moves. */
 __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, size_t n,
                                                        ssize_t (*real)(int, const void *, size_t), unsigned b)
 {
     if (b & D9_FDK_WAKER)
-        return pipe_write_hook(real, fd, buf, n);
+        return pipe_write_hook(real, fd, buf, n, b);
     if (b == D9_FD_FILE) {
         uint64_t t0 = d9_slow_start();
         ssize_t ret = real(fd, buf, n);

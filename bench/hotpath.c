@@ -22,7 +22,8 @@
  *   eventfd       8-byte write to an eventfd (wake event)
  *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
  *   pipe_wake     1-byte write to a pipe whose read end is in an epoll set
- *                 (wake event; the pipe holds 1 MiB, more than a run writes)
+ *                 (wake event; O_NONBLOCK, as runtimes make their wake
+ *                 pipes; it holds 1 MiB, more than a run writes)
  *   epoll_park    epoll_wait with 1 ms timeout on a ready eventfd (park + unpark)
  *   futex_park    syscall(SYS_futex, FUTEX_WAIT) on a word that does not hold
  *                 the value: EAGAIN at once (park + unpark)
@@ -268,7 +269,7 @@ int main(int argc, char **argv)
     fx.sock = sp[0];
     int pp[2], ep2 = epoll_create1(0);
     struct epoll_event pev = {.events = EPOLLIN};
-    if (pipe(pp) != 0 || ep2 < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &pev) != 0)
+    if (pipe2(pp, O_NONBLOCK) != 0 || ep2 < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &pev) != 0)
         return 1;
     fcntl(pp[1], F_SETPIPE_SZ, 1 << 20);
     fx.pipe_w = pp[1];

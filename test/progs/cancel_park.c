@@ -1,8 +1,10 @@
 /* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait,
- * epoll_pwait or poll behaves as with glibc alone: cancelled in the wait when
+ * epoll_pwait, poll, or a write to a full pipe whose read end is in an
+ * epoll set, behaves as with glibc alone: cancelled in the wait when
  * cancellation is enabled (deferred or asynchronous); with it disabled,
  * the wait goes on and returns what it would have (the event, or 0 at its
- * timeout, never EINTR); a thread that was not the target is not
+ * timeout; the whole write once the pipe is read; never EINTR); a thread
+ * that was not the target is not
  * disturbed, and a later cancel still reaches a wait that began before
  * the first. Run plain and under the agent (test_hooks_semantics.sh).
  *
@@ -12,6 +14,8 @@
  * child process of its own, so that its cancel is the process's first:
  * the one that finds threads in direct waits. Prints
  * "cancel_park: N checks, M failed"; exits 1 if any failed. */
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,10 +31,14 @@
 #include "checks.h"
 
 enum mode { DEFERRED, ASYNC, DISABLED };
-enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL };
+/* PIPE_WRITE_DUP: the pipe made blocking through a copy of its write end */
+enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, PIPE_WRITE, PIPE_WRITE_DUP };
+
+#define PIPE_WRITE_BYTES 4096 /* PIPE_BUF: written whole or not at all */
 
 struct waiter {
     int ep, efd;
+    int pipe_rd, pipe_wr; /* PIPE_WRITE: full, the read end in ep */
     enum wait_call call; /* epoll_pwait's without a mask */
     enum mode mode;
     int timeout_ms;  /* of the wait under test */
@@ -61,9 +69,11 @@ static void *waiter(void *p)
     atomic_store(&w->in_wait, 1);
     errno = 0;
     struct pollfd pf = {.fd = w->efd, .events = POLLIN};
+    static const char block[PIPE_WRITE_BYTES];
     long r = w->call == EPOLL_WAIT    ? epoll_wait(w->ep, &ev, 1, w->timeout_ms)
              : w->call == EPOLL_PWAIT ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL)
-                                      : poll(&pf, 1, w->timeout_ms);
+             : w->call == POLL        ? poll(&pf, 1, w->timeout_ms)
+                                      : write(w->pipe_wr, block, sizeof block);
     atomic_store(&w->err, errno);
     atomic_store(&w->ret, r);
     if (w->mode == ASYNC)
@@ -81,7 +91,40 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
     w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event add = {.events = EPOLLIN, .data.u64 = 7};
     CHECK(w->ep >= 0 && w->efd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->efd, &add) == 0);
+    if (call < PIPE_WRITE)
+        return;
+    /* A full blocking pipe. It is made O_NONBLOCK, filled, then made
+     * blocking again: under the agent a write to a non-blocking watched
+     * pipe is made directly, and this one must no longer be. The flag is
+     * cleared through the fd, or through a copy of it, which shares its
+     * open file description. */
+    int p[2];
+    CHECK(pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, p[0], &add) == 0);
+    w->pipe_rd = p[0], w->pipe_wr = p[1];
+    static const char fill[65536];
+    while (write(p[1], fill, sizeof fill) > 0)
+        ;
+    CHECK(errno == EAGAIN);
+    int copy = call == PIPE_WRITE_DUP ? dup(p[1]) : p[1];
+    CHECK(fcntl(copy, F_SETFL, 0) == 0);
+    if (copy != p[1])
+        close(copy);
 }
+
+/* What ends w's wait: a count on the eventfd, or the full pipe read. */
+static void make_ready(struct waiter *w)
+{
+    if (w->call >= PIPE_WRITE) {
+        static char sink[65536];
+        CHECK(read(w->pipe_rd, sink, sizeof sink) >= PIPE_WRITE_BYTES);
+    } else {
+        uint64_t one = 1;
+        CHECK_RET(write(w->efd, &one, 8), 8);
+    }
+}
+
+/* The result of w's wait once make_ready ended it. */
+static long ready_result(const struct waiter *w) { return w->call >= PIPE_WRITE ? PIPE_WRITE_BYTES : 1; }
 
 /* Starts w's thread and returns once it has been in its wait for 50 ms. */
 static pthread_t start_waiting(struct waiter *w)
@@ -126,11 +169,10 @@ static void disabled_gets_event(enum wait_call call)
     CHECK(pthread_cancel(th) == 0);
     sleep_ms(100);
     CHECK(atomic_load(&w.ret) == -100); /* still waiting */
-    uint64_t one = 1;
-    CHECK_RET(write(w.efd, &one, 8), 8);
+    make_ready(&w);
     void *res = NULL;
     CHECK(join_soon(th, &res) == 0);
-    CHECK(atomic_load(&w.ret) == 1 && atomic_load(&w.err) == 0);
+    CHECK(atomic_load(&w.ret) == ready_result(&w) && atomic_load(&w.err) == 0);
     CHECK(atomic_load(&w.after_enable) && res == PTHREAD_CANCELED);
 }
 
@@ -227,6 +269,10 @@ static void pwait_disabled_event(void) { disabled_gets_event(EPOLL_PWAIT); }
 static void poll_disabled_event(void) { disabled_gets_event(POLL); }
 static void wait_disabled_timeout(void) { disabled_times_out(EPOLL_WAIT); }
 static void poll_disabled_timeout(void) { disabled_times_out(POLL); }
+static void pipe_deferred(void) { cancelled_in_wait(PIPE_WRITE, DEFERRED); }
+static void pipe_dup_deferred(void) { cancelled_in_wait(PIPE_WRITE_DUP, DEFERRED); }
+static void pipe_async(void) { cancelled_in_wait(PIPE_WRITE, ASYNC); }
+static void pipe_disabled_event(void) { disabled_gets_event(PIPE_WRITE); }
 
 int main(void)
 {
@@ -239,6 +285,10 @@ int main(void)
     in_child(poll_disabled_event);
     in_child(wait_disabled_timeout);
     in_child(poll_disabled_timeout);
+    in_child(pipe_deferred);
+    in_child(pipe_dup_deferred);
+    in_child(pipe_async);
+    in_child(pipe_disabled_event);
     in_child(bystander_undisturbed);
     in_child(later_cancel);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);

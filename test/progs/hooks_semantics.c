@@ -774,6 +774,12 @@ static void test_pipe_epoll(void)
     CHECK_RET(write(w2, "d", 1), 1);
     CHECK_RET(epoll_wait(ep, ev, 2, 1000), 1);
     CHECK_RET(read(p[0], buf, sizeof buf), 1);
+    /* Made directly under the agent (O_NONBLOCK): glibc's errors all the same. */
+    CHECK_ERR(write(p[1], bad_ptr, 1), EFAULT);
+    static const char fill[4096];
+    while (write(p[1], fill, sizeof fill) > 0)
+        ;
+    CHECK_ERR(write(p[1], "f", 1), EAGAIN);
     close(p[0]); /* now nobody reads: EPIPE (SIGPIPE ignored) */
     CHECK_ERR(write(p[1], "e", 1), EPIPE);
     CHECK_ERR(write(w2, "e", 1), EPIPE);
