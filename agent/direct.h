@@ -1,7 +1,7 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
- * through syscall() (hooks_futex.c), 8-byte eventfd writes (hooks_fd.c),
- * and epoll_wait, epoll_pwait without a mask and poll, when they may block
+ * through syscall() (hooks_futex.c), 8-byte eventfd writes and writes to
+ * a watched O_NONBLOCK pipe (hooks_fd.c), and epoll_wait, epoll_pwait without a mask and poll, when they may block
  * (hooks_park.c).
  *
  * Why: on the bench VM, whose kernel empties the TLB at each system call
@@ -20,7 +20,9 @@
  * ever requested there is none to act on; from the first pthread_cancel
  * on, these calls go through glibc again (d9_direct_cancel_requested).
  * An 8-byte eventfd write never waits unless the counter is full and the
- * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK).
+ * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK);
+ * a pipe write is made here only when the fd table says O_NONBLOCK
+ * (fdtable.h), so it never waits either.
  *
  * A wait does block, and glibc 2.36's pthread_cancel signals only a
  * thread inside one of glibc's cancellation points: a thread already in a
@@ -49,7 +51,7 @@
 /* Which direct paths are on (d9_direct_on): 0 before d9_direct_init,
  * D9_DIRECT_CANCEL (sticky, and nothing else) once pthread_cancel was
  * called. */
-#define D9_DIRECT_WRITE 1 /* 8-byte eventfd writes */
+#define D9_DIRECT_WRITE 1 /* 8-byte eventfd writes, O_NONBLOCK pipe writes */
 #define D9_DIRECT_EPOLL 2 /* epoll waits (membarrier registered) */
 #define D9_DIRECT_POLL 4  /* poll waits (membarrier registered) */
 #define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
