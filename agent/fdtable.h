@@ -52,11 +52,11 @@ void d9_fd_set(int fd, unsigned kind);
 void d9_fd_copy(int fd, int old);
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
-/* fcntl(fd, F_SETFL, flags) succeeded: a pipe write end keeps whether it
- * is O_NONBLOCK. Set through the fd that has the flag; cleared through it
- * or a copy of it. (A flag changed by ioctl FIONBIO is not seen: set, a
- * write still goes through glibc; cleared, a blocking write may be made
- * directly, which a pthread_cancel then reaches only once it returns.) */
+/* fcntl(fd, F_SETFL, flags) or ioctl(fd, FIONBIO) succeeded: a pipe write
+ * end keeps whether it is O_NONBLOCK. Set through the fd that has the
+ * flag; cleared through it or a copy of it. (A raw system call that clears
+ * it is not seen: a blocking write may then be made directly, which a
+ * pthread_cancel reaches only once it returns.) */
 void d9_fd_set_flags(int fd, int flags);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -280,6 +281,24 @@ D9_EXPORT int fcntl(int fd, int cmd, ...)
 D9_EXPORT int fcntl64(int fd, int cmd, ...)
 {
     D9_FCNTL_BODY(fcntl64);
+}
+
+/* FIONBIO sets or clears O_NONBLOCK as F_SETFL does (libuv makes its fds
+ * non-blocking this way); every other request only passes through. */
+D9_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+    D9_REAL_OR_FAIL(real_, ioctl, -1);
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    int ret = real_(fd, req, arg);
+    if (D9_UNLIKELY(req == FIONBIO) && ret == 0) { /* the kernel read *arg: it is valid */
+        int nonblock = *(const int *)arg != 0;
+        if (!fds_untouched() || !nonblock)
+            d9_fd_set_flags(fd, nonblock ? O_NONBLOCK : 0);
+    }
+    return ret;
 }
 
 /* ---- close ------------------------------------------------------------- */

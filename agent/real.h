@@ -74,6 +74,7 @@
     X(int, dup3, (int, int, int), NULL)                                        \
     X(int, fcntl, (int, int, ...), NULL)                                       \
     X(int, fcntl64, (int, int, ...), "GLIBC_2.28")                             \
+    X(int, ioctl, (int, unsigned long, ...), NULL)                             \
     X(int, open, (const char *, int, ...), NULL)                               \
     X(int, open64, (const char *, int, ...), NULL)                             \
     X(int, openat, (int, const char *, int, ...), NULL)                        \

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,8 +32,9 @@
 #include "checks.h"
 
 enum mode { DEFERRED, ASYNC, DISABLED };
-/* PIPE_WRITE_DUP: the pipe made blocking through a copy of its write end */
-enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, PIPE_WRITE, PIPE_WRITE_DUP };
+/* The pipe is made blocking by fcntl through its write end, or a copy of
+ * it (PIPE_WRITE_DUP), or by ioctl FIONBIO (PIPE_WRITE_IOCTL). */
+enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, PIPE_WRITE, PIPE_WRITE_DUP, PIPE_WRITE_IOCTL };
 
 #define PIPE_WRITE_BYTES 4096 /* PIPE_BUF: written whole or not at all */
 
@@ -95,9 +97,8 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
         return;
     /* A full blocking pipe. It is made O_NONBLOCK, filled, then made
      * blocking again: under the agent a write to a non-blocking watched
-     * pipe is made directly, and this one must no longer be. The flag is
-     * cleared through the fd, or through a copy of it, which shares its
-     * open file description. */
+     * pipe is made directly, and this one must no longer be. A copy of the
+     * write end shares its open file description, and so its flag. */
     int p[2];
     CHECK(pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, p[0], &add) == 0);
     w->pipe_rd = p[0], w->pipe_wr = p[1];
@@ -105,8 +106,8 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
     while (write(p[1], fill, sizeof fill) > 0)
         ;
     CHECK(errno == EAGAIN);
-    int copy = call == PIPE_WRITE_DUP ? dup(p[1]) : p[1];
-    CHECK(fcntl(copy, F_SETFL, 0) == 0);
+    int copy = call == PIPE_WRITE_DUP ? dup(p[1]) : p[1], off = 0;
+    CHECK(call == PIPE_WRITE_IOCTL ? ioctl(p[1], FIONBIO, &off) == 0 : fcntl(copy, F_SETFL, 0) == 0);
     if (copy != p[1])
         close(copy);
 }
@@ -271,6 +272,7 @@ static void wait_disabled_timeout(void) { disabled_times_out(EPOLL_WAIT); }
 static void poll_disabled_timeout(void) { disabled_times_out(POLL); }
 static void pipe_deferred(void) { cancelled_in_wait(PIPE_WRITE, DEFERRED); }
 static void pipe_dup_deferred(void) { cancelled_in_wait(PIPE_WRITE_DUP, DEFERRED); }
+static void pipe_ioctl_deferred(void) { cancelled_in_wait(PIPE_WRITE_IOCTL, DEFERRED); }
 static void pipe_async(void) { cancelled_in_wait(PIPE_WRITE, ASYNC); }
 static void pipe_disabled_event(void) { disabled_gets_event(PIPE_WRITE); }
 
@@ -287,6 +289,7 @@ int main(void)
     in_child(poll_disabled_timeout);
     in_child(pipe_deferred);
     in_child(pipe_dup_deferred);
+    in_child(pipe_ioctl_deferred);
     in_child(pipe_async);
     in_child(pipe_disabled_event);
     in_child(bystander_undisturbed);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -780,6 +781,13 @@ static void test_pipe_epoll(void)
     while (write(p[1], fill, sizeof fill) > 0)
         ;
     CHECK_ERR(write(p[1], "f", 1), EAGAIN);
+    /* ioctl passes through: FIONREAD counts the bytes queued; FIONBIO's errors are the kernel's. */
+    int queued = 0, on = 1;
+    CHECK_RET(ioctl(p[0], FIONREAD, &queued), 0);
+    CHECK(queued > 0);
+    CHECK_ERR(ioctl(-1, FIONBIO, &on), EBADF);
+    CHECK_ERR(ioctl(p[1], FIONBIO, bad_ptr), EFAULT);
+    CHECK_RET(ioctl(p[1], FIONBIO, &on), 0);
     close(p[0]); /* now nobody reads: EPIPE (SIGPIPE ignored) */
     CHECK_ERR(write(p[1], "e", 1), EPIPE);
     CHECK_ERR(write(w2, "e", 1), EPIPE);
