@@ -121,10 +121,14 @@ thread_ir() {
   done
   echo "$main $rest"
 }
-# ir_per_call MODE [ENV...]: per-call instructions of N2 calls minus N1 calls.
+# ir_per_call MODE EVENTS [ENV...]: per-call instructions of N2 calls minus
+# N1 calls. A run records at most 11,000 events (EVENTS a call), so it fits a
+# 16384-entry ring: none dropped, no push on the slow path of a full ring
+# (valgrind slows the writer; 11,000 sem_park calls, 33,000 events, had
+# added 18 instructions a call there).
 ir_per_call() {
-  local mode=$1; shift
-  local n1=1000 n2=11000 a b
+  local mode=$1 ev=$2; shift 2
+  local n1=$((1000 / ev)) n2=$((11000 / ev)) a b
   rm -rf "$tmp/cg"; mkdir -p "$tmp/cg"
   env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/a" "$BUILD/bench/hotpath" "$mode" $n1 >/dev/null 2>&1
   env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg/b" "$BUILD/bench/hotpath" "$mode" $n2 >/dev/null 2>&1
@@ -134,9 +138,10 @@ ir_per_call() {
 }
 ir_each=()
 for mode in $MODES; do
-  read -r off _ <<<"$(ir_per_call "$mode")"
-  # 11,000 calls fit a 16384-entry ring: none dropped (valgrind slows the writer).
-  read -r onv wr <<<"$(ir_per_call "$mode" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace" DIAL9_BUFFER_EVENTS=16384)"
+  ev=1
+  for me in $RECORDING; do [ "${me%=*}" = "$mode" ] && ev=${me#*=}; done
+  read -r off _ <<<"$(ir_per_call "$mode" "$ev")"
+  read -r onv wr <<<"$(ir_per_call "$mode" "$ev" LD_PRELOAD="$AGENT" DIAL9_QUIET=1 DIAL9_DIR="$tmp/cgtrace" DIAL9_BUFFER_EVENTS=16384)"
   echo "| $mode | $off | $onv | $((onv - off)) | $wr |"
   if [ "$mode" = cond_signal ]; then ir_added=$((onv - off)); fi
   for me in $RECORDING; do # per event, rounded
