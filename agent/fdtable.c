@@ -71,7 +71,7 @@ int d9_fd_pipe_watched(int rd)
     return 1;
 }
 
-void d9_fd_set_flags(int fd, int flags)
+void d9_fd_set_nonblock(int fd, int nonblock)
 {
     unsigned b = d9_fd_byte(fd);
     if (!(b & D9_FDK_PIPE_W))
@@ -79,7 +79,7 @@ void d9_fd_set_flags(int fd, int flags)
     /* The fd of the description that has the flag: the write end its read
      * end names, when fd is that one or a copy of it. */
     int wr = write_end_of(atomic_load_explicit(&d9_fd_peers[fd], memory_order_relaxed));
-    if (!(flags & O_NONBLOCK)) {
+    if (!nonblock) {
         put(fd, b & ~D9_FDK_NONBLOCK);
         if (wr >= 0)
             put(wr, d9_fd_byte(wr) & ~D9_FDK_NONBLOCK);

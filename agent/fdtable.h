@@ -21,7 +21,7 @@
 #define D9_FDK_PIPE_W 0x08u /* the write end of a pipe (kind PIPE) */
 #define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
 #define D9_FDK_NONBLOCK 0x20u /* ... made or set O_NONBLOCK through this fd (not a copy):
-                               * a write never waits (d9_fd_set_flags) */
+                               * a write never waits (d9_fd_set_nonblock) */
 
 /* Relaxed atomics: each byte is written by whichever thread creates or closes
  * the fd; racing with the host's own close/reuse of a number is the host's
@@ -48,16 +48,16 @@ static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND;
 void d9_fd_set(int fd, unsigned kind);
 /* fd is a copy of old (dup*, fcntl F_DUPFD): same kind, pipe peer and
  * flags, but not D9_FDK_NONBLOCK, which is kept by one fd of the open file
- * description alone, so that d9_fd_set_flags can find it. */
+ * description alone, so that d9_fd_set_nonblock can find it. */
 void d9_fd_copy(int fd, int old);
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
-/* fcntl(fd, F_SETFL, flags) or ioctl(fd, FIONBIO) succeeded: a pipe write
- * end keeps whether it is O_NONBLOCK. Set through the fd that has the
+/* fcntl(fd, F_SETFL) or ioctl(fd, FIONBIO) made fd's open file description
+ * O_NONBLOCK (nonblock 1) or blocking (0): a pipe write end keeps which. Set through the fd that has the
  * flag; cleared through it or a copy of it. (A raw system call that clears
  * it is not seen: a blocking write may then be made directly, which a
  * pthread_cancel reaches only once it returns.) */
-void d9_fd_set_flags(int fd, int flags);
+void d9_fd_set_nonblock(int fd, int nonblock);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth
  * recording), else 0. */

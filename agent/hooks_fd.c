@@ -50,6 +50,14 @@ static inline void tbl_copy(int fd, int old)
         d9_fd_copy(fd, old);
 }
 
+/* F_SETFL or FIONBIO succeeded. A clear is kept even in a vfork child: it
+ * shares the parent's open file descriptions. */
+static inline void tbl_nonblock(int fd, int nonblock)
+{
+    if (!nonblock || !fds_untouched())
+        d9_fd_set_nonblock(fd, nonblock);
+}
+
 /* [first, last] are about to be closed by the host: forget their kinds;
  * tell the segment layer (not for the agent's own closes: d9_busy).
  * Returns 1 when closed() must follow the real call. */
@@ -260,8 +268,8 @@ static inline int fcntl_done(int ret, int fd, int cmd, void *arg)
 {
     if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
         tbl_copy(ret, fd);
-    else if (ret == 0 && cmd == F_SETFL && (!fds_untouched() || !((intptr_t)arg & O_NONBLOCK)))
-        d9_fd_set_flags(fd, (int)(intptr_t)arg); /* a clear always: a vfork child shares the description */
+    else if (ret == 0 && cmd == F_SETFL)
+        tbl_nonblock(fd, ((intptr_t)arg & O_NONBLOCK) != 0);
     return ret;
 }
 
@@ -293,11 +301,8 @@ D9_EXPORT int ioctl(int fd, unsigned long req, ...)
     void *arg = va_arg(ap, void *);
     va_end(ap);
     int ret = real_(fd, req, arg);
-    if (D9_UNLIKELY(req == FIONBIO) && ret == 0) { /* the kernel read *arg: it is valid */
-        int nonblock = *(const int *)arg != 0;
-        if (!fds_untouched() || !nonblock)
-            d9_fd_set_flags(fd, nonblock ? O_NONBLOCK : 0);
-    }
+    if (D9_UNLIKELY(req == FIONBIO) && ret == 0) /* the kernel read *arg: it is valid */
+        tbl_nonblock(fd, *(const int *)arg != 0);
     return ret;
 }
 
