@@ -242,11 +242,12 @@ static inline int d9_park_fast(uint64_t now, uint8_t call, uint64_t target, int6
     return d9_park(call, target, timeout_ns);
 }
 
-/* d9_unpark after d9_park_fast returned 1, inline likewise; the schedstat
- * read, when due, stays out of line. */
-static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, int64_t result)
+/* d9_unpark after d9_park_fast(park_ts, ...) returned 1, inline likewise;
+ * the schedstat read, when due, stays out of line. Stamped on park_ts's
+ * clock: after the wait it touches the TLS block and the ring only. */
+static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, int64_t result, uint64_t park_ts)
 {
-    uint64_t now = d9_stamp();
+    uint64_t now = d9_stamp_like(park_ts);
     if (D9_LIKELY(d9_push_fast(now, D9_EV_UNPARK, call, 0, (uint64_t)result))) {
         if (d9_sched_due(now))
             d9_unpark_schedstat(d9_self, now);

@@ -36,13 +36,29 @@ extern int d9_clock_tsc __attribute__((visibility("hidden")));
 /* d9_now out of line: the inline stamp needs no stack frame. */
 uint64_t d9_now_call(void);
 
+/* A stamp says its own clock: TSC ticks are odd, ns even (a tick or a ns
+ * is lost). So the stamp that ends a timed call or a park follows the first
+ * one's clock (d9_stamp_like) without loading d9_clock_tsc: on a machine
+ * where each system call empties the TLB (pti without PCID), a load from
+ * one more page after the call costs a page walk, in a real service one to
+ * cold memory. */
 static inline uint64_t d9_stamp(void)
 {
 #if defined(__x86_64__)
     if (__builtin_expect(d9_clock_tsc, 1))
-        return __builtin_ia32_rdtsc();
+        return __builtin_ia32_rdtsc() | 1;
 #endif
-    return d9_now_call();
+    return d9_now_call() & ~(uint64_t)1;
+}
+
+/* A stamp on the clock of first, a stamp taken earlier by this thread. */
+static inline uint64_t d9_stamp_like(uint64_t first)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(first & 1, 1))
+        return __builtin_ia32_rdtsc() | 1;
+#endif
+    return d9_now_call() & ~(uint64_t)1;
 }
 
 /* ---- TSC -> ns lines (pure: unit-tested) ------------------------------ */

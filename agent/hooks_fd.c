@@ -92,7 +92,7 @@ static inline void closed(int begun)
  * fd_arg: the fd the call names for the event (-1 none: the new fd, and
  * a failed call's event says fd -1, kind unknown). */
 #define D9_MAKE_FD(real_call, call, kind, fd_arg)                              \
-    uint64_t t0_ = d9_slow_start();                                            \
+    struct d9_timed t0_ = d9_slow_start();                                            \
     int ret_ = real_call;                                                      \
     if (ret_ >= 0)                                                             \
         tbl_set(ret_, (kind));                                                 \
@@ -238,7 +238,7 @@ D9_EXPORT int epoll_create1(int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     unsigned kind_ = d9_fd_kind(old);                                          \
     int begun_ = (copy_cond) ? closing(new) : 0; /* replaced: closed by the kernel */ \
-    uint64_t t0_ = d9_slow_start();                                            \
+    struct d9_timed t0_ = d9_slow_start();                                            \
     int ret_ = real_ args;                                                     \
     closed(begun_);                                                            \
     if (ret_ >= 0 && (copy_cond))                                              \
@@ -316,7 +316,7 @@ D9_EXPORT int close(int fd)
     D9_REAL_OR_FAIL(real_, close, -1);
     unsigned kind = d9_fd_kind(fd);
     int begun = closing(fd);
-    uint64_t t0 = d9_slow_start();
+    struct d9_timed t0 = d9_slow_start();
     int ret = real_(fd);
     closed(begun);
     d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
@@ -441,7 +441,7 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
     if (b & D9_FDK_WAKER)
         return pipe_write_hook(real, fd, buf, n, b);
     if (b == D9_FD_FILE) {
-        uint64_t t0 = d9_slow_start();
+        struct d9_timed t0 = d9_slow_start();
         ssize_t ret = real(fd, buf, n);
         d9_slow_end(t0, D9_CALL_WRITE, fd, D9_FD_FILE | D9_SLOW_VERIFY);
         return ret;

@@ -133,7 +133,7 @@ static inline __attribute__((always_inline)) int wait_direct(long nr, long a1, l
     if (D9_UNLIKELY(ret == -EINTR) && atomic_load_explicit(&d9_tls.kicked, memory_order_relaxed))
         ret = wait_after_kick(nr, a1, a2, a3, timeout, now);
     if (rec)
-        d9_unpark_fast(call, ret);
+        d9_unpark_fast(call, ret, now);
     return D9_UNLIKELY(d9_sys_failed(ret)) ? (int)d9_sys_fail(ret) : (int)ret;
 }
 

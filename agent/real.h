@@ -216,7 +216,7 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
                                         (timeout_ns));                         \
         ret = (expr);                                                          \
         if (rec_)                                                              \
-            d9_unpark_fast((call), res(ret));                                  \
+            d9_unpark_fast((call), res(ret), now_);                            \
     } while (0)
 
 /* The whole body of a blocking interposer: bind the real function, count a
@@ -284,10 +284,12 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
         d9_emit_since(ts, D9_EV_WAKE, call, target, count);
 }
 
-/* Slow-call timing (hooks_slow.c): t0 = d9_slow_start() before the real
- * call, d9_slow_end(t0, ...) after it. Two stamps (clock.h) per timed call;
- * an event only when the call took at least DIAL9_SLOW_SYSCALL_US. t0 is 0
- * inside the agent: nothing recorded.
+/* Slow-call timing (hooks_slow.c): t = d9_slow_start() before the real
+ * call, d9_slow_end(t, ...) after it. Two stamps (clock.h) per timed call;
+ * an event only when the call took at least DIAL9_SLOW_SYSCALL_US. t.t0 is
+ * 0 inside the agent: nothing recorded. The threshold is read before the
+ * call, next to d9_recording, and the second stamp follows t0's clock:
+ * after the call nothing but the stack is touched (clock.h says why).
  * kind: the fd's kind; D9_FD_UNKNOWN is classified (fstat) on the slow path
  * unless D9_SLOW_FINAL is or-ed in (the fd is gone, e.g. after close).
  * D9_SLOW_VERIFY: timed as a regular-file access (kind FILE, learned from
@@ -295,22 +297,29 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
  * the slow path and not reported: waiting on it is not a file stall. */
 #define D9_SLOW_FINAL 0x100u
 #define D9_SLOW_VERIFY 0x200u
-static inline uint64_t d9_slow_start(void)
+struct d9_timed {
+    uint64_t t0;    /* stamp before the call; 0: not timed */
+    uint64_t limit; /* d9_slow_stamps then */
+};
+static inline struct d9_timed d9_slow_start(void)
 {
-    return d9_stamp_if_recording();
+    struct d9_timed t = {d9_stamp_if_recording(), 0};
+    if (D9_LIKELY(t.t0))
+        t.limit = d9_slow_stamps;
+    return t;
 }
 /* The cold part of d9_slow_end: records the call (dur in stamps) unless the
  * fd's kind rules it out. Preserves errno. */
 void d9_slow_record(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind);
 /* Inline and without errno traffic: a timed call that was fast (nearly all
  * of them) costs the second stamp and one comparison. */
-static inline void d9_slow_end(uint64_t t0, uint8_t call, int fd, unsigned kind)
+static inline void d9_slow_end(struct d9_timed t, uint8_t call, int fd, unsigned kind)
 {
-    if (!t0)
+    if (!t.t0)
         return;
-    uint64_t dur = d9_stamp() - t0;
-    if (D9_UNLIKELY(dur >= d9_slow_stamps))
-        d9_slow_record(t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
+    uint64_t dur = d9_stamp_like(t.t0) - t.t0;
+    if (D9_UNLIKELY(dur >= t.limit))
+        d9_slow_record(t.t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
 }
 
 /* A user pointer we may read before the real call validates it. We cannot
