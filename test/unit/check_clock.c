@@ -1,6 +1,7 @@
 /* check_clock.c - the TSC -> ns line of agent/clock.h: fit, conversion on
- * both sides of the anchor, no overflow over long spans, and how far a
- * line fitted to two noisy pairs strays between and beyond them. */
+ * both sides of the anchor, no overflow over long spans, how far a line
+ * fitted to two noisy pairs strays between and beyond them, and stamps
+ * that say their clock. */
 #include "clock.h"
 #include "unit.h"
 
@@ -103,6 +104,36 @@ START_TEST(park_deadline_relative)
 }
 END_TEST
 
+/* Stand-ins for agent/clock.c (not in the unit binary): the clock the
+ * stamps read when they are not TSC ticks. */
+int d9_clock_tsc;
+static uint64_t fake_ns;
+uint64_t d9_now_call(void) { return fake_ns; }
+
+/* A stamp says its clock (ns even, TSC odd), and a second stamp follows the
+ * first's clock, not d9_clock_tsc, which the hooks no longer read after
+ * their system call. */
+START_TEST(stamp_follows_first)
+{
+    d9_clock_tsc = 0;
+    fake_ns = 1001;
+    uint64_t ns = d9_stamp();
+    ck_assert_uint_eq(ns, 1000);
+    fake_ns = 2001;
+    ck_assert_uint_eq(d9_stamp_like(ns), 2000);
+#if defined(__x86_64__)
+    d9_clock_tsc = 1;
+    uint64_t t = d9_stamp();
+    ck_assert_uint_eq(t & 1, 1);
+    ck_assert_uint_eq(d9_stamp_like(ns), 2000); /* an ns first stamp keeps ns */
+    d9_clock_tsc = 0;
+    uint64_t t2 = d9_stamp_like(t); /* a TSC first stamp keeps the TSC */
+    ck_assert_uint_eq(t2 & 1, 1);
+    ck_assert_uint_ge(t2, t);
+#endif
+}
+END_TEST
+
 START_TEST(ticks_ns_rounding)
 {
     uint64_t m = d9_clock_fit(0, 0, HZ, 1000000000u);
@@ -122,6 +153,7 @@ D9_SUITE(clock)
     tcase_add_test(tc, noisy_pairs_error);
     tcase_add_test(tc, ticks_ns_rounding);
     tcase_add_test(tc, park_deadline_relative);
+    tcase_add_test(tc, stamp_follows_first);
     suite_add_tcase(s, tc);
     return s;
 }
