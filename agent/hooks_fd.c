@@ -92,7 +92,7 @@ static inline void closed(int begun)
  * fd_arg: the fd the call names for the event (-1 none: the new fd, and
  * a failed call's event says fd -1, kind unknown). */
 #define D9_MAKE_FD(real_call, call, kind, fd_arg)                              \
-    struct d9_timed t0_ = d9_slow_start();                                            \
+    struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_call;                                                      \
     if (ret_ >= 0)                                                             \
         tbl_set(ret_, (kind));                                                 \
@@ -238,7 +238,7 @@ D9_EXPORT int epoll_create1(int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     unsigned kind_ = d9_fd_kind(old);                                          \
     int begun_ = (copy_cond) ? closing(new) : 0; /* replaced: closed by the kernel */ \
-    struct d9_timed t0_ = d9_slow_start();                                            \
+    struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_ args;                                                     \
     closed(begun_);                                                            \
     if (ret_ >= 0 && (copy_cond))                                              \

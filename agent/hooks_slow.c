@@ -40,7 +40,7 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
 /* ret = expr, timed as call on fd. */
 #define D9_TIMED(ret, call, fd, kind, expr)                                    \
     do {                                                                       \
-        struct d9_timed t0_ = d9_slow_start();                                        \
+        struct d9_timed t0_ = d9_slow_start();                                 \
         ret = (expr);                                                          \
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
