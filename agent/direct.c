@@ -44,6 +44,10 @@ void d9_direct_init(void)
     int on = 0;
     if (next_is_libc(libc, (void *)D9_REAL(write), "write"))
         on |= D9_DIRECT_WRITE;
+    if ((on & D9_DIRECT_WRITE) && next_is_libc(libc, (void *)D9_REAL(read), "read") &&
+        next_is_libc(libc, (void *)D9_REAL(pread), "pread") && next_is_libc(libc, (void *)D9_REAL(pread64), "pread64") &&
+        next_is_libc(libc, (void *)D9_REAL(pwrite), "pwrite") && next_is_libc(libc, (void *)D9_REAL(pwrite64), "pwrite64"))
+        on |= D9_DIRECT_FILE;
     int waits = 0;
     if (next_is_libc(libc, (void *)D9_REAL(epoll_wait), "epoll_wait") &&
         next_is_libc(libc, (void *)D9_REAL(epoll_pwait), "epoll_pwait"))

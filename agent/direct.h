@@ -1,8 +1,9 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
  * through syscall() (hooks_futex.c), 8-byte eventfd writes and writes to
- * a watched O_NONBLOCK pipe (hooks_fd.c), and epoll_wait, epoll_pwait without a mask and poll, when they may block
- * (hooks_park.c).
+ * a watched O_NONBLOCK pipe (hooks_fd.c), the timed reads and writes of
+ * regular files (hooks_slow.c, hooks_fd.c), and epoll_wait, epoll_pwait
+ * without a mask and poll, when they may block (hooks_park.c).
  *
  * Why: on the bench VM, whose kernel empties the TLB at each system call
  * (PTI without PCID), glibc's write costs 34-75 ns more than the syscall
@@ -13,16 +14,23 @@
  * alone. Elsewhere the saving is a few ns.
  *
  * When: only when the next definition of the call is glibc's own (no other
- * interposer would miss the call), stamps are TSC ticks, and, for write and
- * the waits, no thread has called pthread_cancel. glibc's write, epoll_wait
- * and poll are cancellation points and the syscall instruction is not: a thread
+ * interposer would miss the call), stamps are TSC ticks, and, for read,
+ * write and the waits, no thread has called pthread_cancel. glibc's read,
+ * write, epoll_wait and poll are cancellation points and the syscall
+ * instruction is not: a thread
  * with a pending cancel must still be cancelled there. While no cancel was
  * ever requested there is none to act on; from the first pthread_cancel
  * on, these calls go through glibc again (d9_direct_cancel_requested).
  * An 8-byte eventfd write never waits unless the counter is full and the
  * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK);
  * a pipe write is made here only when the fd table says O_NONBLOCK
- * (fdtable.h), so it never waits either.
+ * (fdtable.h), so it never waits either. A read or write of a regular file
+ * (hooks_slow.c, hooks_fd.c) waits for the disk, never for another thread:
+ * one under way when the first pthread_cancel comes finishes before the
+ * cancel acts, as glibc's does in an uninterruptible read. (On a network
+ * or FUSE file system that interrupts reads, glibc's would be cancelled in
+ * the read; this one is restarted by SIGCANCEL's SA_RESTART and the cancel
+ * acts at the thread's next cancellation point.)
  *
  * A wait does block, and glibc 2.36's pthread_cancel signals only a
  * thread inside one of glibc's cancellation points: a thread already in a
@@ -56,6 +64,7 @@
 #define D9_DIRECT_POLL 4  /* poll waits (membarrier registered) */
 #define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
 #define D9_DIRECT_CANCEL 8
+#define D9_DIRECT_FILE 16 /* timed regular-file read, pread, pwrite, write */
 extern _Atomic int d9_direct D9_HIDDEN;
 
 /* Once, by the constructor, after d9_clock_init: turns on the direct paths

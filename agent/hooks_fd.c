@@ -3,7 +3,8 @@
  * copy it; close and close_range forget it. write() dispatches on the kind
  * byte: an 8-byte eventfd write or a write to a pipe whose read end is in
  * an epoll set is a WAKE (each made directly when direct.h allows), a
- * regular-file write is timed, anything else goes straight through.
+ * regular-file write is timed (and made directly, as read is: direct.h),
+ * anything else goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
  * can tie the fd to the epoll set a thread parks on.
  * Creating, duplicating and closing calls are also timed as slow syscalls.
@@ -434,6 +435,18 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
     return pipe_write_glibc(real, fd, buf, n);
 }
 
+/* A regular-file write, made directly when direct.h allows. */
+static inline ssize_t file_write(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf, size_t n)
+{
+#if defined(__x86_64__)
+    if (d9_direct_on(D9_DIRECT_FILE)) {
+        long ret = d9_sys3(SYS_write, fd, (long)buf, (long)n);
+        return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
+    }
+#endif
+    return real(fd, buf, n);
+}
+
 /* write()'s parameters first: entered by a jump, with no register moves. */
 __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, size_t n,
                                                        ssize_t (*real)(int, const void *, size_t), unsigned b)
@@ -442,7 +455,7 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
         return pipe_write_hook(real, fd, buf, n, b);
     if (b == D9_FD_FILE) {
         struct d9_timed t0 = d9_slow_start();
-        ssize_t ret = real(fd, buf, n);
+        ssize_t ret = file_write(real, fd, buf, n);
         d9_slow_end(t0, D9_CALL_WRITE, fd, D9_FD_FILE | D9_SLOW_VERIFY);
         return ret;
     }

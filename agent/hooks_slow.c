@@ -4,13 +4,16 @@
  * Interposers here are only timed; the calls that also make, copy or close
  * fds (open, socket, accept, dup, close, write) are in hooks_fd.c.
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
- * long read is waiting for a peer, not a stall.
+ * long read is waiting for a peer, not a stall. A timed one is made with
+ * the syscall instruction when direct.h allows.
  */
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core.h"
+#include "direct.h"
 #include "fdtable.h"
 #include "real.h"
 
@@ -45,16 +48,32 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
 
+#if defined(__x86_64__)
+/* The timed call made with the syscall instruction (direct.h): the call
+ * returns through this page alone, not through glibc's wrapper too. */
+static inline ssize_t file_direct(long nr, long fd, long buf, long n, long off)
+{
+    long ret = d9_sys6(nr, fd, buf, n, off, 0, 0);
+    return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
+}
+#define D9_FILE_CALL(sysargs, real_call)                                       \
+    (d9_direct_on(D9_DIRECT_FILE) ? file_direct sysargs : (real_call))
+#else
+#define D9_FILE_CALL(sysargs, real_call) (real_call)
+#endif
+
 /* An interposer timed only when its fd is a regular file. The plain path
  * (sockets, pipes: nearly every call) keeps no frame: the timed call and
  * the first call's resolve are out of line, and the timed one takes the
- * real function last, so the arguments stay in their registers. */
-#define D9_FILE_IO(name, call, params, args)                                   \
+ * real function last, so the arguments stay in their registers. sysargs:
+ * file_direct's arguments, the system call's number first. */
+#define D9_FILE_IO(name, call, params, args, sysargs)                          \
     __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
                                                           __typeof__(d9_real.name) real_) \
     {                                                                          \
         ssize_t ret_;                                                          \
-        D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY, real_ args);     \
+        D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY,                  \
+                 D9_FILE_CALL(sysargs, real_ args));                           \
         return ret_;                                                           \
     }                                                                          \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
@@ -66,11 +85,16 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         return name##_timed(D9_UNPAREN args, real_);                           \
     }
 
-D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n))
-D9_FILE_IO(pread, D9_CALL_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
-D9_FILE_IO(pread64, D9_CALL_PREAD, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
-D9_FILE_IO(pwrite, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
-D9_FILE_IO(pwrite64, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off))
+#define D9_RW(nr, fd, buf, n, off) (nr, (long)(fd), (long)(buf), (long)(n), (long)(off))
+D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n), D9_RW(SYS_read, fd, buf, n, 0))
+D9_FILE_IO(pread, D9_CALL_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off),
+           D9_RW(SYS_pread64, fd, buf, n, off))
+D9_FILE_IO(pread64, D9_CALL_PREAD, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),
+           D9_RW(SYS_pread64, fd, buf, n, off))
+D9_FILE_IO(pwrite, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
+           D9_RW(SYS_pwrite64, fd, buf, n, off))
+D9_FILE_IO(pwrite64, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
+           D9_RW(SYS_pwrite64, fd, buf, n, off))
 
 /* Timed whatever the fd: syncing is slow on any kind that supports it. */
 #define D9_TIMED_BODY(type, name, call, fd, kind, args, failret)               \

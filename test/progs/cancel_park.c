@@ -6,7 +6,7 @@
  * timeout; the whole write once the pipe is read; never EINTR); a thread
  * that was not the target is not
  * disturbed, and a later cancel still reaches a wait that began before
- * the first. Run plain and under the agent (test_hooks_semantics.sh).
+ * the first. A cancel pending at a regular file's read or write acts there. Run plain and under the agent (test_hooks_semantics.sh).
  *
  * Under the agent such a wait is made with the syscall instruction
  * (agent/direct.h), which glibc's pthread_cancel does not interrupt; the
@@ -21,9 +21,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -236,6 +238,55 @@ static void later_cancel(void)
     CHECK(res == PTHREAD_CANCELED && atomic_load(&w.ret) == -100);
 }
 
+/* A cancel pending when a thread reads or writes a regular file acts at
+ * the call, before anything is read or written: glibc's read, pread, write
+ * and pwrite are cancellation points, and from the first cancel on the
+ * agent makes them through glibc again. The file's offset and size do not
+ * move. The file is opened with open(), so the agent times its I/O. */
+enum file_call { F_READ, F_PREAD, F_WRITE, F_PWRITE };
+struct filer {
+    int fd;
+    enum file_call call;
+    _Atomic int cancel_sent, returned;
+};
+
+static void *file_io(void *p)
+{
+    struct filer *f = p;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+    while (!atomic_load(&f->cancel_sent))
+        sleep_ms(1);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL); /* no cancellation point */
+    char buf[16] = "0123456789abcdef";
+    switch (f->call) {
+    case F_READ: (void)!read(f->fd, buf, sizeof buf); break;
+    case F_PREAD: (void)!pread(f->fd, buf, sizeof buf, 0); break;
+    case F_WRITE: (void)!write(f->fd, buf, sizeof buf); break;
+    case F_PWRITE: (void)!pwrite(f->fd, buf, sizeof buf, 100); break;
+    }
+    atomic_store(&f->returned, 1);
+    return NULL;
+}
+
+static void file_cancelled_at(enum file_call call)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cancel_park.%d", (int)getpid());
+    struct filer f = {.fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600), .call = call};
+    unlink(path);
+    CHECK(f.fd >= 0 && write(f.fd, "0123456789", 10) == 10 && lseek(f.fd, 0, SEEK_SET) == 0);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, file_io, &f) == 0);
+    CHECK(pthread_cancel(th) == 0);
+    atomic_store(&f.cancel_sent, 1);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0 && res == PTHREAD_CANCELED);
+    CHECK(!atomic_load(&f.returned));
+    struct stat st;
+    CHECK(fstat(f.fd, &st) == 0 && st.st_size == 10 && lseek(f.fd, 0, SEEK_CUR) == 0);
+    close(f.fd);
+}
+
 /* Runs fn in a child process; adds the child's check counts to ours. */
 static void in_child(void (*fn)(void))
 {
@@ -275,6 +326,10 @@ static void pipe_dup_deferred(void) { cancelled_in_wait(PIPE_WRITE_DUP, DEFERRED
 static void pipe_ioctl_deferred(void) { cancelled_in_wait(PIPE_WRITE_IOCTL, DEFERRED); }
 static void pipe_async(void) { cancelled_in_wait(PIPE_WRITE, ASYNC); }
 static void pipe_disabled_event(void) { disabled_gets_event(PIPE_WRITE); }
+static void file_read(void) { file_cancelled_at(F_READ); }
+static void file_pread(void) { file_cancelled_at(F_PREAD); }
+static void file_write(void) { file_cancelled_at(F_WRITE); }
+static void file_pwrite(void) { file_cancelled_at(F_PWRITE); }
 
 int main(void)
 {
@@ -292,6 +347,10 @@ int main(void)
     in_child(pipe_ioctl_deferred);
     in_child(pipe_async);
     in_child(pipe_disabled_event);
+    in_child(file_read);
+    in_child(file_pread);
+    in_child(file_write);
+    in_child(file_pwrite);
     in_child(bystander_undisturbed);
     in_child(later_cancel);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);

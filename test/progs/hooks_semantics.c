@@ -663,6 +663,10 @@ static void test_files(void)
     CHECK_RET(read(fd, buf, 16), 0);
     CHECK_ERR(read(d, buf, 4), EISDIR);
     CHECK_ERR(write(fd, bad_ptr, 4), EFAULT);
+    CHECK(lseek(fd, 0, SEEK_SET) == 0); /* not at the end: a read there would not touch buf */
+    CHECK_ERR(read(fd, bad_ptr, 4), EFAULT);
+    CHECK_ERR(pread(fd, bad_ptr, 4, 0), EFAULT);
+    CHECK_ERR(pwrite(c, bad_ptr, 2, 0), EFAULT);
     CHECK_ERR(pread(c, buf, 4, -1), EINVAL);
     CHECK_ERR(pwrite(-1, buf, 4, 0), EBADF);
     CHECK_ERR(fsync(-1), EBADF);
