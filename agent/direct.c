@@ -39,21 +39,21 @@ void d9_direct_init(void)
     if (!d9_clock_tsc)
         return;
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-    if (next_is_libc(libc, (void *)D9_REAL(syscall), "syscall"))
+#define NEXT_IS_LIBC(name) next_is_libc(libc, (void *)D9_REAL(name), #name)
+    if (NEXT_IS_LIBC(syscall))
         d9_futex_direct_on();
     int on = 0;
-    if (next_is_libc(libc, (void *)D9_REAL(write), "write"))
+    if (NEXT_IS_LIBC(write))
         on |= D9_DIRECT_WRITE;
-    if ((on & D9_DIRECT_WRITE) && next_is_libc(libc, (void *)D9_REAL(read), "read") &&
-        next_is_libc(libc, (void *)D9_REAL(pread), "pread") && next_is_libc(libc, (void *)D9_REAL(pread64), "pread64") &&
-        next_is_libc(libc, (void *)D9_REAL(pwrite), "pwrite") && next_is_libc(libc, (void *)D9_REAL(pwrite64), "pwrite64"))
+    if ((on & D9_DIRECT_WRITE) && NEXT_IS_LIBC(read) && NEXT_IS_LIBC(pread) && NEXT_IS_LIBC(pread64) &&
+        NEXT_IS_LIBC(pwrite) && NEXT_IS_LIBC(pwrite64))
         on |= D9_DIRECT_FILE;
     int waits = 0;
-    if (next_is_libc(libc, (void *)D9_REAL(epoll_wait), "epoll_wait") &&
-        next_is_libc(libc, (void *)D9_REAL(epoll_pwait), "epoll_pwait"))
+    if (NEXT_IS_LIBC(epoll_wait) && NEXT_IS_LIBC(epoll_pwait))
         waits |= D9_DIRECT_EPOLL;
-    if (next_is_libc(libc, (void *)D9_REAL(poll), "poll"))
+    if (NEXT_IS_LIBC(poll))
         waits |= D9_DIRECT_POLL;
+#undef NEXT_IS_LIBC
     if (waits && d9_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
         on |= waits;
     int off = 0; /* unless a cancel came first */
