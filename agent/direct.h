@@ -53,6 +53,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/types.h>
 
 #include "agent.h"
 
@@ -118,6 +119,20 @@ static inline int d9_sys_failed(long ret) { return (unsigned long)ret >= -4095ul
  * call. */
 long d9_sys_fail(long ret) __attribute__((cold)) D9_HIDDEN;
 
+/* A timed regular-file read or write (nr: SYS_read, SYS_write,
+ * SYS_pread64, SYS_pwrite64; off unused by the first two), made here: the
+ * call returns through the hook's page alone. Returns as glibc's would. */
+static inline ssize_t d9_file_sys(long nr, long fd, long buf, long n, long off)
+{
+    long ret = d9_sys6(nr, fd, buf, n, off, 0, 0);
+    return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
+}
+#define D9_FILE_CALL(sysargs, real_call) (d9_direct_on(D9_DIRECT_FILE) ? d9_file_sys sysargs : (real_call))
+#else
+#define D9_FILE_CALL(sysargs, real_call) (real_call)
+#endif
+
+#if defined(__x86_64__)
 /* Sends syscall(SYS_futex, ...) wakes and waits down the direct path
  * (hooks_futex.c). syscall() is no cancellation point: no condition on
  * pthread_cancel there. */

@@ -435,18 +435,6 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
     return pipe_write_glibc(real, fd, buf, n);
 }
 
-/* A regular-file write, made directly when direct.h allows. */
-static inline ssize_t file_write(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf, size_t n)
-{
-#if defined(__x86_64__)
-    if (d9_direct_on(D9_DIRECT_FILE)) {
-        long ret = d9_sys3(SYS_write, fd, (long)buf, (long)n);
-        return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
-    }
-#endif
-    return real(fd, buf, n);
-}
-
 /* write()'s parameters first: entered by a jump, with no register moves. */
 __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, size_t n,
                                                        ssize_t (*real)(int, const void *, size_t), unsigned b)
@@ -455,7 +443,7 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
         return pipe_write_hook(real, fd, buf, n, b);
     if (b == D9_FD_FILE) {
         struct d9_timed t0 = d9_slow_start();
-        ssize_t ret = file_write(real, fd, buf, n);
+        ssize_t ret = D9_FILE_CALL((SYS_write, fd, (long)buf, (long)n, 0), real(fd, buf, n));
         d9_slow_end(t0, D9_CALL_WRITE, fd, D9_FD_FILE | D9_SLOW_VERIFY);
         return ret;
     }

@@ -29,15 +29,14 @@
 __attribute__((noinline)) static int waited(int (*lock)(void *), void *obj, uint8_t call)
 {
     /* Stamps only while recording: its unit is fixed from then on. */
-    uint64_t t0 = d9_stamp_if_recording();
-    if (!t0)
+    struct d9_timed t = d9_timed_start(&d9_lock_stamps);
+    if (!t.t0)
         return lock(obj);
-    uint64_t limit = d9_lock_stamps; /* read before the wait: real.h's d9_slow_start */
     int ret = lock(obj);
-    uint64_t wait = d9_stamp_like(t0) - t0;
+    uint64_t wait = d9_stamp_like(t.t0) - t.t0;
     d9_sched_poke(); /* the wait switched the thread out and in: two perf records */
-    if (wait >= limit) /* wait in stamps: the writer makes it ns (clock.h) */
-        d9_emit_at(t0, D9_EV_LOCK_WAIT, call, (uint64_t)(uintptr_t)obj, wait); /* keeps errno */
+    if (wait >= t.limit) /* wait in stamps: the writer makes it ns (clock.h) */
+        d9_emit_at(t.t0, D9_EV_LOCK_WAIT, call, (uint64_t)(uintptr_t)obj, wait); /* keeps errno */
     return ret;
 }
 

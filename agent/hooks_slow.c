@@ -48,25 +48,11 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
 
-#if defined(__x86_64__)
-/* The timed call made with the syscall instruction (direct.h): the call
- * returns through this page alone, not through glibc's wrapper too. */
-static inline ssize_t file_direct(long nr, long fd, long buf, long n, long off)
-{
-    long ret = d9_sys6(nr, fd, buf, n, off, 0, 0);
-    return D9_UNLIKELY(d9_sys_failed(ret)) ? d9_sys_fail(ret) : ret;
-}
-#define D9_FILE_CALL(sysargs, real_call)                                       \
-    (d9_direct_on(D9_DIRECT_FILE) ? file_direct sysargs : (real_call))
-#else
-#define D9_FILE_CALL(sysargs, real_call) (real_call)
-#endif
-
 /* An interposer timed only when its fd is a regular file. The plain path
  * (sockets, pipes: nearly every call) keeps no frame: the timed call and
  * the first call's resolve are out of line, and the timed one takes the
  * real function last, so the arguments stay in their registers. sysargs:
- * file_direct's arguments, the system call's number first. */
+ * d9_file_sys's arguments (direct.h), the system call's number first. */
 #define D9_FILE_IO(name, call, params, args, sysargs)                          \
     __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
                                                           __typeof__(d9_real.name) real_) \

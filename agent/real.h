@@ -288,7 +288,7 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
  * call, d9_slow_end(t, ...) after it. Two stamps (clock.h) per timed call;
  * an event only when the call took at least DIAL9_SLOW_SYSCALL_US. t.t0 is
  * 0 inside the agent: nothing recorded. The threshold is read before the
- * call, next to d9_recording, and the second stamp follows t0's clock:
+ * call, with the recording check, and the second stamp follows t0's clock:
  * after the call nothing but the stack is touched (clock.h says why).
  * kind: the fd's kind; D9_FD_UNKNOWN is classified (fstat) on the slow path
  * unless D9_SLOW_FINAL is or-ed in (the fd is gone, e.g. after close).
@@ -299,15 +299,17 @@ static inline void d9_wake_end(uint64_t ts, uint8_t call, uint64_t target, uint6
 #define D9_SLOW_VERIFY 0x200u
 struct d9_timed {
     uint64_t t0;    /* stamp before the call; 0: not timed */
-    uint64_t limit; /* d9_slow_stamps then */
+    uint64_t limit; /* the threshold in stamps, read with t0 */
 };
-static inline struct d9_timed d9_slow_start(void)
+/* A timer with threshold *limit (d9_slow_stamps, d9_lock_stamps). */
+static inline struct d9_timed d9_timed_start(const uint64_t *limit)
 {
     struct d9_timed t = {d9_stamp_if_recording(), 0};
     if (D9_LIKELY(t.t0))
-        t.limit = d9_slow_stamps;
+        t.limit = *limit;
     return t;
 }
+static inline struct d9_timed d9_slow_start(void) { return d9_timed_start(&d9_slow_stamps); }
 /* The cold part of d9_slow_end: records the call (dur in stamps) unless the
  * fd's kind rules it out. Preserves errno. */
 void d9_slow_record(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind);
