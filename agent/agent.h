@@ -65,9 +65,9 @@ struct d9_tls {
     int busy;                  /* >0 while inside the agent: no recording */
     int exited;                /* the thread passed its exit: record nothing */
     struct d9_ring_head ring;  /* producer's cursor into self's ring; all zero while self is NULL */
-    uint64_t park_ts;          /* stamp (clock.h) of the thread's last PARK */
     uint64_t stat_after;       /* stamp from which an UNPARK may read schedstat; UINT64_MAX:
                                 * never (no schedstat fd, or it broke; scheduling.h) */
+    uint64_t park_due;         /* stamp from which the last PARK counts as long (d9_sched_park) */
     struct perf_event_mmap_page *perf; /* self's perf ring, NULL without one (scheduling.h) */
     uint32_t nowait_count;     /* zero-timeout polls not yet written */
     uint8_t nowait_call;       /* call of the latest zero-timeout poll */
@@ -204,20 +204,25 @@ static inline void d9_sched_check(void)
     }
 }
 
-/* Owner, at a recorded PARK: remembers its time, checks the perf ring. */
+/* Owner, at a recorded PARK stamped ts: notes when the park becomes long
+ * enough to read schedstat at its UNPARK, and checks the perf ring. The
+ * global threshold is read here, before the wait: after it, a page not
+ * touched since the system call costs a page walk (this VM's system calls
+ * empty the TLB). */
 static inline void d9_sched_park(uint64_t ts)
 {
-    d9_tls.park_ts = ts;
+    d9_tls.park_due = ts + d9_min_park_stamps;
     d9_sched_check();
 }
 
 /* Owner, at an UNPARK stamped now: 1 when it reads schedstat (scheduling.h):
  * the park lasted D9_SCHED_MIN_PARK_NS or more and the last reading is
- * D9_SCHED_MIN_GAP_NS old. Both gates are in the TLS block, so a long park
- * that does not read touches no line of the slot (cold after a park; ring.h). */
+ * D9_SCHED_MIN_GAP_NS old. Both gates are in the TLS block, so a park that
+ * does not read touches no line of the slot (cold after a park; ring.h) and
+ * no global. */
 static inline int d9_sched_due(uint64_t now)
 {
-    return D9_UNLIKELY(now - d9_tls.park_ts >= d9_min_park_stamps) && D9_UNLIKELY(now >= d9_tls.stat_after);
+    return D9_UNLIKELY(now >= d9_tls.park_due) && D9_UNLIKELY(now >= d9_tls.stat_after);
 }
 
 /* Emits PARK (flushing pending POLL_NOWAIT first). Returns 1 when recorded,

@@ -128,7 +128,7 @@ static int open_perf(struct d9_sched *sc)
 void d9_sched_register(struct d9_slot *s)
 {
     struct d9_sched *sc = &s->sched;
-    d9_tls.park_ts = 0;
+    d9_tls.park_due = UINT64_MAX;
     d9_tls.stat_after = UINT64_MAX;
     d9_tls.perf = NULL;
     sc->sw = (struct d9_switch_state){0, 0};
