@@ -17,9 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac # as services_lib.sh: LD_PRELOAD needs it absolute
+FULL=$BUILD/libdial9.so
 KO_DIR=${KO_DIR:-$BUILD/knockout}
 case $KO_DIR in /*) ;; *) KO_DIR=$PWD/$KO_DIR ;; esac
-case $BUILD in /*) FULL=$BUILD/libdial9.so ;; *) FULL=$PWD/$BUILD/libdial9.so ;; esac
 [ $# -ge 1 ] || { echo "usage: bench/knockout.sh SERVICE [cond|wake|epoll|file|sys ...]" >&2; exit 2; }
 SERVICE=$1
 shift
