@@ -29,8 +29,11 @@
  *                 the value: EAGAIN at once (park + unpark)
  *   poll_park     poll with 1 ms timeout on the ready eventfd (park + unpark)
  *   cond_park     pthread_cond_timedwait with a deadline before 1970: glibc
- *                 returns ETIMEDOUT with no syscall, the agent still reads
- *                 the clock for the park's timeout (park + unpark)
+ *                 returns ETIMEDOUT without waiting, but it re-takes the mutex
+ *                 marked contended, so each call's unlock of it inside glibc
+ *                 makes one FUTEX_WAKE (strace: 47,999 futex calls for 48,000
+ *                 waits): the one park whose system call libc makes inside
+ *                 the hook (park + unpark)
  *   sem_park      sem_post, then sem_wait, which takes it: no syscall (wake,
  *                 park, unpark)
  * Not a mode: sleeps (their hooks are poll's; a 0 ns nanosleep sleeps
