@@ -43,7 +43,8 @@ CTL=dial9+LD_PRELOAD=$OUT/ctl/libdial9.so
 pairs=""
 for patch in "${PATCHES[@]}"; do
   name=$(basename "$patch" .patch)
-  git -C "$WT" checkout -q -- .
+  git -C "$WT" reset -q --hard # back to HEAD, files a patch added included
+  git -C "$WT" clean -qfd
   git -C "$WT" apply "$patch"
   build "$name"
   pairs="$pairs $CTL:dial9+LD_PRELOAD=$OUT/$name/libdial9.so"
