@@ -8,6 +8,11 @@
 # servers see the same client, clock and stalls of this VM, so the ratio of
 # their percentiles is what the agent changes; an A/A pair (off against
 # off2, the same server twice) in the same rounds gives the method's floor.
+# Each server's CPU per request at that rate is measured too (on-CPU ns of
+# its process tree over the client's run / requests sent): both answer the
+# same requests at the same times, so neither batches more than the other,
+# as two servers each saturated by its own load can (paired.sh: nginx's A/A
+# moved 0.72-1.31 there, 1.00-1.03 here).
 #
 # Why besides services.sh and paired.sh: those saturate the servers, and at
 # saturation any CPU the agent adds lengthens the queue, so their p99 moves
@@ -29,6 +34,7 @@
 #                          2000, tokio 4000, node 1000 (node at 1500 took 85%
 #                          of CPU 0 on a slow day: p99 45-155 ms, many late)
 #   BENCH_PAIRS="off:dial9 off:off2"  the pairs A:B, as in paired.sh
+#   BENCH_LAT_TSV=FILE     also keep the per-round rows (runs.tsv's columns) there
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -50,24 +56,30 @@ target_of() { # SVC: the client's protocol and path
     case $1 in redis) echo redis ;; memcached) echo memcache ;; nginx) echo "http /aio/file.bin" ;; *) echo "http /" ;; esac
 }
 
-# run_pair SVC A B ROUND: appends "svc pair round" and, for A then B, "sent
-# late p50 p99 p999 max" (us) to runs.tsv.
+# run_pair SVC A B ROUND: appends "svc pair round", for A then B "sent late
+# p50 p99 p999 max" (us), then the on-CPU ns of A's and B's process trees
+# and of B's dial9-writer threads over the client's run, to runs.tsv.
 run_pair() {
     local svc=$1 a=$2 b=$3 r=$4 proto path out
     start_pair "$svc" "$a" "$b" "$r" "$tmp" || return
     read -r proto path <<<"$(target_of "$svc")"
+    local ca cb w0 wb
+    ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
     out=$(timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "$proto" "$pa,$pb" "$(rate_of "$svc")" "$LSECS" "$CONNS" $path \
         2>"$tmp/client.err")
+    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
     stop_pair "$svc"
     # "port P sent N late N p50_us X p99_us X p999_us X max_us X", A's line then B's
     if [ "$(wc -l <<<"$out")" != 2 ]; then
         echo "latency: $svc $a:$b round $r: $(head -c 200 "$tmp/client.err")" >&2; return
     fi
-    printf '%s\t%s:%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" \
-        "$(awk '{printf "%s%s\t%s\t%s\t%s\t%s\t%s", (NR > 1 ? "\t" : ""), $4, $6, $8, $10, $12, $14}' <<<"$out")" >>"$tmp/runs.tsv"
+    printf '%s\t%s:%s\t%s\t%s\t%s\t%s\t%s\n' "$svc" "$a" "$b" "$r" \
+        "$(awk '{printf "%s%s\t%s\t%s\t%s\t%s\t%s", (NR > 1 ? "\t" : ""), $4, $6, $8, $10, $12, $14}' <<<"$out")" \
+        "$ca" "$cb" "$((wb - w0))" >>"$tmp/runs.tsv"
 }
 
 run_pair_rounds "$tmp/runs.tsv"
+[ -z "${BENCH_LAT_TSV:-}" ] || cp "$tmp/runs.tsv" "$BENCH_LAT_TSV"
 rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")"; done)
 
 python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" <<'PY'
@@ -80,7 +92,8 @@ rows = []
 for l in open(path):
     f = l.rstrip("\n").split("\t")
     side = lambda o: dict(sent=int(f[o]), late=int(f[o + 1]), p50=float(f[o + 2]), p99=float(f[o + 3]), p999=float(f[o + 4]))
-    rows.append((f[0], f[1], side(3), side(9)))
+    cpu = (int(f[15]), int(f[16]), int(f[17]))
+    rows.append((f[0], f[1], side(3), side(9), cpu))
 print("## Latency at a fixed request rate, both servers at once (median of %s rounds)" % rounds)
 print()
 print("Two servers of a service pinned to CPU 0 at the same time; one open-loop client (`bench/latency`) on "
@@ -95,7 +108,7 @@ print("|---|---|---|---|---|---|---|---|")
 verdict, aa_max, floor = [], {}, []
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
-        rs = [(a, b) for s, p, a, b in rows if s == svc and p == pair]
+        rs = [(a, b) for s, p, a, b, _ in rows if s == svc and p == pair]
         med = lambda side, q: "%.1f" % st.median(x[side][q] for x in rs)
         ratio = {q: [b[q] / a[q] for a, b in rs if a[q] > 0] for q in Q}
         cell = lambda v: "%.3f (%.3f-%.3f)" % (st.median(v), min(v), max(v)) if v else "n/a"
@@ -112,4 +125,37 @@ if floor:
     print("- p99 noise floor (off:off2): " + ", ".join(floor))
 if verdict:
     verdict_line("p99 at a fixed rate below capacity with dial9 <= 1.02 x off", verdict, 1.02, aa_max, "%.3f")
+print()
+print("CPU per request at that rate: on-CPU ns of every thread of each server's process tree "
+      "(/proc/PID/task/TID/schedstat, the agent's writer included) over the client's run, over the "
+      "requests sent to it (the same for both). Both servers answer the same requests at the same "
+      "times, so neither batches more than the other, as they can when each is saturated by its "
+      "own load (paired.sh).")
+print()
+print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request |")
+print("|---|---|---|---|---|---|---|")
+cverdict, cfloor, caa_max = [], [], {}
+for svc in dict.fromkeys(r[0] for r in rows):
+    for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
+        us = [(c[0] / 1e3 / a["sent"], c[1] / 1e3 / b["sent"], c[2] / 1e3 / b["sent"]) for s, p, a, b, c in rows
+              if s == svc and p == pair and c[0] > 0 and c[1] > 0 and a["sent"] > 0 and b["sent"] > 0]
+        if not us:
+            continue
+        ratio = [y / x for x, y, _ in us]
+        w = [z for _, _, z in us]
+        m = st.median(ratio)
+        if pair == "off:dial9":
+            cverdict.append((svc, m))
+        if pair == "off:off2":
+            caa_max[svc] = max(ratio)
+            cfloor.append("%s %.4f (%.4f-%.4f)" % (svc, m, min(ratio), max(ratio)))
+        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %d of %d | %s |" % (svc, pair,
+              st.median(x for x, _, _ in us), st.median(y for _, y, _ in us), m, min(ratio), max(ratio),
+              sum(1 for r in ratio if r < 1), len(ratio), "%.3f" % st.median(w) if any(w) else "-"))
+print()
+if cfloor:
+    print("- noise floor (off:off2): " + ", ".join(cfloor))
+if cverdict:
+    verdict_line("CPU per request added by dial9 at a fixed rate <= 1% (cost ratio <= 1.01)", cverdict, 1.01,
+                 caa_max, "%.4f")
 PY

@@ -184,8 +184,9 @@ echo
 # with an A/A pair for the noise floor (interleaved rounds cannot resolve 1% here).
 BENCH_ROUNDS=$ROUNDS bench/paired.sh
 echo
-# The latency clients see at a fixed rate below capacity: off and dial9
-# servers at once under one open-loop client, with an A/A pair.
+# The latency clients see at a fixed rate below capacity, and the CPU each
+# server spends per request there: off and dial9 servers at once under one
+# open-loop client, with an A/A pair.
 BENCH_ROUNDS=$ROUNDS bench/latency.sh
 echo
 bench/memory.sh

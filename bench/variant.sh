@@ -3,8 +3,9 @@
 # measured before it is made: builds the agent at HEAD (the control) and once
 # per PATCH (git apply on a temporary worktree of HEAD), and pairs each build
 # against the control with bench/paired.sh (CPU per request, both servers at
-# once; B/A below 1 means the variant is cheaper), then the control against
-# itself (A/A: the run's noise floor).
+# once, each saturated by its own load; B/A below 1 means the variant is
+# cheaper) or bench/latency.sh (the same at a fixed request rate, and the
+# latency), then the control against itself (A/A: the run's noise floor).
 #   bench/variant.sh SERVICE[,SERVICE...] PATCH...
 #   e.g. bench/variant.sh node,tokio bench/variants/scratch.patch
 # bench/variants/*.patch are the variants BENCHMARKS.md reports, each with
@@ -12,8 +13,9 @@
 # build); the working tree is not touched.
 # Environment: BUILD (default build; paired.sh's), VARIANT_DIR (where the
 # builds go, default $BUILD/variant: ctl/ and one directory per patch), and
-# paired.sh's BENCH_ROUNDS, BENCH_SECS, BENCH_PAIRS_TSV. Prints paired.sh's
-# Markdown on stdout.
+# VARIANT_BENCH (paired, the default, or latency: which script pairs them),
+# and that script's BENCH_ROUNDS, BENCH_SECS, BENCH_PAIRS_TSV, BENCH_LAT_*.
+# Prints its Markdown on stdout.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: bench/variant.sh SERVICE[,SERVICE...] PATCH..." >&2; exit 2; }
 SERVICES=${1//,/ }
@@ -27,6 +29,8 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac # as services_lib.sh: LD_PRELOAD needs it absolute
 OUT=${VARIANT_DIR:-$BUILD/variant}
+BENCH=${VARIANT_BENCH:-paired}
+case $BENCH in paired | latency) ;; *) echo "variant: VARIANT_BENCH is paired or latency, not $BENCH" >&2; exit 2 ;; esac
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 
 WT=$(mktemp -d)
@@ -50,4 +54,4 @@ for patch in "${PATCHES[@]}"; do
   pairs="$pairs $CTL:dial9+LD_PRELOAD=$OUT/$name/libdial9.so"
 done
 # shellcheck disable=SC2086 # SERVICES is a list
-BENCH_PAIRS="${pairs# } $CTL:$CTL" BUILD="$BUILD" bench/paired.sh $SERVICES
+BENCH_PAIRS="${pairs# } $CTL:$CTL" BUILD="$BUILD" "bench/$BENCH.sh" $SERVICES
