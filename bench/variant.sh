@@ -29,9 +29,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac # as services_lib.sh: LD_PRELOAD needs it absolute
 OUT=${VARIANT_DIR:-$BUILD/variant}
+case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 BENCH=${VARIANT_BENCH:-paired}
 case $BENCH in paired | latency) ;; *) echo "variant: VARIANT_BENCH is paired or latency, not $BENCH" >&2; exit 2 ;; esac
-case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 
 WT=$(mktemp -d)
 trap 'git worktree remove --force "$WT" >/dev/null 2>&1 || rm -rf "$WT"' EXIT
