@@ -85,7 +85,7 @@ rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")
 python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" <<'PY'
 import sys, statistics as st
 sys.path.insert(0, "bench")
-from verdicts import verdict_line
+from verdicts import verdict_line, CostRatios
 path, rounds, secs, conns, load0, load1, took, rates = sys.argv[1:9]
 Q = ("p50", "p99", "p999")
 rows = []
@@ -134,28 +134,17 @@ print("CPU per request at that rate: on-CPU ns of every thread of each server's 
 print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request |")
 print("|---|---|---|---|---|---|---|")
-cverdict, cfloor, caa_max = [], [], {}
+cost = CostRatios()
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
         us = [(c[0] / 1e3 / a["sent"], c[1] / 1e3 / b["sent"], c[2] / 1e3 / b["sent"]) for s, p, a, b, c in rows
               if s == svc and p == pair and c[0] > 0 and c[1] > 0 and a["sent"] > 0 and b["sent"] > 0]
         if not us:
             continue
-        ratio = [y / x for x, y, _ in us]
         w = [z for _, _, z in us]
-        m = st.median(ratio)
-        if pair == "off:dial9":
-            cverdict.append((svc, m))
-        if pair == "off:off2":
-            caa_max[svc] = max(ratio)
-            cfloor.append("%s %.4f (%.4f-%.4f)" % (svc, m, min(ratio), max(ratio)))
-        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %d of %d | %s |" % (svc, pair,
-              st.median(x for x, _, _ in us), st.median(y for _, y, _ in us), m, min(ratio), max(ratio),
-              sum(1 for r in ratio if r < 1), len(ratio), "%.3f" % st.median(w) if any(w) else "-"))
+        print("| %s | %s | %.2f | %.2f | %s | %s |" % (svc, pair, st.median(x for x, _, _ in us),
+              st.median(y for _, y, _ in us), cost.cells(svc, pair, [y / x for x, y, _ in us]),
+              "%.3f" % st.median(w) if any(w) else "-"))
 print()
-if cfloor:
-    print("- noise floor (off:off2): " + ", ".join(cfloor))
-if cverdict:
-    verdict_line("CPU per request added by dial9 at a fixed rate <= 1% (cost ratio <= 1.01)", cverdict, 1.01,
-                 caa_max, "%.4f")
+cost.summary("CPU per request added by dial9 at a fixed rate <= 1% (cost ratio <= 1.01)")
 PY

@@ -69,7 +69,7 @@ run_pair_rounds "$tmp/pairs.tsv"
 python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$took" <<'EOF'
 import sys, statistics as st
 sys.path.insert(0, "bench")
-from verdicts import verdict_line
+from verdicts import verdict_line, CostRatios
 path, rounds, secs, load0, load1, took = sys.argv[1:7]
 rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
 def per_req(ns, req):
@@ -92,7 +92,7 @@ print("Rounds B < A: in how many rounds B spent less CPU per request than A (a s
 print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request | p99 ratio B/A (range) |")
 print("|---|---|---|---|---|---|---|---|")
-verdict, floor, pverdict, pfloor = [], [], [], []
+cost, pverdict, pfloor = CostRatios(), [], []
 p99_aa_max = {}
 
 for svc in dict.fromkeys(r[0] for r in rows):
@@ -115,26 +115,18 @@ for svc in dict.fromkeys(r[0] for r in rows):
         if not ratio:
             print("| %s | %s | n/a | n/a | n/a | n/a | n/a | n/a |" % (svc, pair))
             continue
-        m = st.median(ratio)
-        (verdict if pair == "off:dial9" else floor if pair == "off:off2" else []).append((svc, m, min(ratio), max(ratio)))
         pm = "%.3f (%.3f-%.3f)" % (st.median(p99), min(p99), max(p99)) if p99 else "n/a"
         if pair == "off:off2" and p99:
             pfloor.append((svc, pm))
             p99_aa_max[svc] = max(p99)
         elif pair == "off:dial9" and p99:
             pverdict.append((svc, st.median(p99)))
-        below = "%d of %d" % (sum(1 for x in ratio if x < 1), len(ratio))
-        print("| %s | %s | %.2f | %.2f | **%.4f** (%.4f-%.4f) | %s | %s | %s |" % (svc, pair, st.median(a), st.median(b), m,
-              min(ratio), max(ratio), below, "%.3f" % st.median(w) if w else "-", pm))
+        print("| %s | %s | %.2f | %.2f | %s | %s | %s |" % (svc, pair, st.median(a), st.median(b), cost.cells(svc, pair, ratio),
+              "%.3f" % st.median(w) if w else "-", pm))
 print()
-if floor:
-    print("- noise floor (off:off2, the same server twice): " +
-          ", ".join("%s %.4f (%.4f-%.4f)" % v for v in floor))
+cost.summary("CPU per request added by dial9 <= 1% (cost ratio <= 1.01)")
 if pfloor:
     print("- p99 noise floor (off:off2): " + ", ".join("%s %s" % v for v in pfloor))
 if pverdict:
     verdict_line("p99 of the dial9 server's load <= 1.02 x the off server's", pverdict, 1.02, p99_aa_max, "%.3f")
-if verdict:
-    verdict_line("CPU per request added by dial9 <= 1% (cost ratio <= 1.01)", [(v[0], v[1]) for v in verdict], 1.01,
-                 {v[0]: v[3] for v in floor}, "%.4f")
 EOF
