@@ -12,7 +12,7 @@
 # its process tree over the client's run / requests sent): both answer the
 # same requests at the same times, so neither batches more than the other,
 # as two servers each saturated by its own load can (paired.sh: nginx's A/A
-# moved 0.72-1.31 there, 1.00-1.03 here).
+# moved 0.72-1.31 there, 0.99-1.03 here).
 #
 # Why besides services.sh and paired.sh: those saturate the servers, and at
 # saturation any CPU the agent adds lengthens the queue, so their p99 moves
