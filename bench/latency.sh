@@ -85,7 +85,7 @@ rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")
 python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" <<'PY'
 import sys, statistics as st
 sys.path.insert(0, "bench")
-from verdicts import verdict_line, CostRatios
+from verdicts import cost_ratios, p99_ratios, rounds_below
 path, rounds, secs, conns, load0, load1, took, rates = sys.argv[1:9]
 Q = ("p50", "p99", "p999")
 rows = []
@@ -105,26 +105,20 @@ print()
 print("| service | pair A:B | A p50 / p99 / p99.9 us | B p50 / p99 / p99.9 us | p50 ratio B/A (range) | "
       "p99 ratio B/A (range) | p99.9 ratio B/A (range) | late sends A, B |")
 print("|---|---|---|---|---|---|---|---|")
-verdict, aa_max, floor = [], {}, []
+p99r = p99_ratios()
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
         rs = [(a, b) for s, p, a, b, _ in rows if s == svc and p == pair]
         med = lambda side, q: "%.1f" % st.median(x[side][q] for x in rs)
         ratio = {q: [b[q] / a[q] for a, b in rs if a[q] > 0] for q in Q}
         cell = lambda v: "%.3f (%.3f-%.3f)" % (st.median(v), min(v), max(v)) if v else "n/a"
-        if pair == "off:dial9" and ratio["p99"]:
-            verdict.append((svc, st.median(ratio["p99"])))
-        if pair == "off:off2" and ratio["p99"]:
-            aa_max[svc] = max(ratio["p99"])
-            floor.append("%s %s" % (svc, cell(ratio["p99"])))
+        if ratio["p99"]:
+            p99r.cell(svc, pair, ratio["p99"])
         late = ", ".join("%d of %d" % (sum(x[k]["late"] for x in rs), sum(x[k]["sent"] for x in rs)) for k in (0, 1))
         print("| %s | %s | %s | %s | %s | %s |" % (svc, pair, " / ".join(med(0, q) for q in Q),
               " / ".join(med(1, q) for q in Q), " | ".join(cell(ratio[q]) for q in Q), late))
 print()
-if floor:
-    print("- p99 noise floor (off:off2): " + ", ".join(floor))
-if verdict:
-    verdict_line("p99 at a fixed rate below capacity with dial9 <= 1.02 x off", verdict, 1.02, aa_max, "%.3f")
+p99r.summary("p99 at a fixed rate below capacity with dial9 <= 1.02 x off")
 print()
 print("CPU per request at that rate: on-CPU ns of every thread of each server's process tree "
       "(/proc/PID/task/TID/schedstat, the agent's writer included) over the client's run, over the "
@@ -134,16 +128,17 @@ print("CPU per request at that rate: on-CPU ns of every thread of each server's 
 print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request |")
 print("|---|---|---|---|---|---|---|")
-cost = CostRatios()
+cost = cost_ratios()
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
         us = [(c[0] / 1e3 / a["sent"], c[1] / 1e3 / b["sent"], c[2] / 1e3 / b["sent"]) for s, p, a, b, c in rows
               if s == svc and p == pair and c[0] > 0 and c[1] > 0 and a["sent"] > 0 and b["sent"] > 0]
         if not us:
             continue
+        ratio = [y / x for x, y, _ in us]
         w = [z for _, _, z in us]
-        print("| %s | %s | %.2f | %.2f | %s | %s |" % (svc, pair, st.median(x for x, _, _ in us),
-              st.median(y for _, y, _ in us), cost.cells(svc, pair, [y / x for x, y, _ in us]),
+        print("| %s | %s | %.2f | %.2f | %s | %s | %s |" % (svc, pair, st.median(x for x, _, _ in us),
+              st.median(y for _, y, _ in us), cost.cell(svc, pair, ratio, bold=True), rounds_below(ratio),
               "%.3f" % st.median(w) if any(w) else "-"))
 print()
 cost.summary("CPU per request added by dial9 at a fixed rate <= 1% (cost ratio <= 1.01)")

@@ -69,7 +69,7 @@ run_pair_rounds "$tmp/pairs.tsv"
 python3 - "$tmp/pairs.tsv" "$ROUNDS" "$SECS" "$load0" "$load1" "$took" <<'EOF'
 import sys, statistics as st
 sys.path.insert(0, "bench")
-from verdicts import verdict_line, CostRatios
+from verdicts import cost_ratios, p99_ratios, rounds_below
 path, rounds, secs, load0, load1, took = sys.argv[1:7]
 rows = [l.rstrip("\n").split("\t") for l in open(path) if l.strip()]
 def per_req(ns, req):
@@ -92,8 +92,7 @@ print("Rounds B < A: in how many rounds B spent less CPU per request than A (a s
 print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request | p99 ratio B/A (range) |")
 print("|---|---|---|---|---|---|---|---|")
-cost, pverdict, pfloor = CostRatios(), [], []
-p99_aa_max = {}
+cost, p99r = cost_ratios(), p99_ratios()
 
 for svc in dict.fromkeys(r[0] for r in rows):
     for pair in dict.fromkeys(r[1] for r in rows if r[0] == svc):
@@ -115,18 +114,10 @@ for svc in dict.fromkeys(r[0] for r in rows):
         if not ratio:
             print("| %s | %s | n/a | n/a | n/a | n/a | n/a | n/a |" % (svc, pair))
             continue
-        pm = "%.3f (%.3f-%.3f)" % (st.median(p99), min(p99), max(p99)) if p99 else "n/a"
-        if pair == "off:off2" and p99:
-            pfloor.append((svc, pm))
-            p99_aa_max[svc] = max(p99)
-        elif pair == "off:dial9" and p99:
-            pverdict.append((svc, st.median(p99)))
-        print("| %s | %s | %.2f | %.2f | %s | %s | %s |" % (svc, pair, st.median(a), st.median(b), cost.cells(svc, pair, ratio),
-              "%.3f" % st.median(w) if w else "-", pm))
+        print("| %s | %s | %.2f | %.2f | %s | %s | %s | %s |" % (svc, pair, st.median(a), st.median(b),
+              cost.cell(svc, pair, ratio, bold=True), rounds_below(ratio), "%.3f" % st.median(w) if w else "-",
+              p99r.cell(svc, pair, p99) if p99 else "n/a"))
 print()
 cost.summary("CPU per request added by dial9 <= 1% (cost ratio <= 1.01)")
-if pfloor:
-    print("- p99 noise floor (off:off2): " + ", ".join("%s %s" % v for v in pfloor))
-if pverdict:
-    verdict_line("p99 of the dial9 server's load <= 1.02 x the off server's", pverdict, 1.02, p99_aa_max, "%.3f")
+p99r.summary("p99 of the dial9 server's load <= 1.02 x the off server's")
 EOF

@@ -1,5 +1,5 @@
 """bench/verdicts.py - the verdict line of a target measured against an A/A
-control, and the cost ratios of CPU per request, shared by bench/paired.sh
+control, and the ratios such a line is drawn from, shared by bench/paired.sh
 and bench/latency.sh.
 
 A service's verdict: met at or under the limit; over it, "not resolved" while
@@ -22,27 +22,44 @@ def verdict_line(what, rows, limit, aa_max, vfmt):
     print("- %s: **%s** (%s)" % (what, overall, "; ".join("%s: %s" % (k, ", ".join(g)) for k, g in groups.items() if g)))
 
 
-class CostRatios:
-    """The B/A ratios of CPU per request, one per round, of each service's
-    pairs: off:off2 gives the noise floor, off:dial9 the verdict."""
+class AARatios:
+    """Per-round B/A ratios of each service's pairs, against a limit: the
+    off:off2 pair (the same server twice) gives the noise floor, off:dial9
+    the verdict. Used for CPU per request (1.01) and for p99 (1.02)."""
 
-    def __init__(self):
+    def __init__(self, floor_label, limit, vfmt):
+        self.floor_label, self.limit, self.vfmt = floor_label, limit, vfmt
         self.verdict, self.floor = [], []
 
-    def cells(self, svc, pair, ratio):
-        """ratio: the pair's per-round B/A. Returns the table's two cells,
-        "**median** (min-max) | rounds B < A"."""
+    def cell(self, svc, pair, ratio, bold=False):
+        """ratio: the pair's per-round B/A (not empty). Notes it, and returns
+        "median (min-max)", the median in bold when asked."""
+        f = self.vfmt
         m, lo, hi = statistics.median(ratio), min(ratio), max(ratio)
         if pair == "off:dial9":
             self.verdict.append((svc, m))
         elif pair == "off:off2":
-            self.floor.append((svc, m, lo, hi))
-        return "**%.4f** (%.4f-%.4f) | %d of %d" % (m, lo, hi, sum(1 for x in ratio if x < 1), len(ratio))
+            self.floor.append((svc, "%s (%s-%s)" % (f % m, f % lo, f % hi), hi))
+        return "%s (%s-%s)" % (("**%s**" if bold else "%s") % (f % m), f % lo, f % hi)
 
     def summary(self, what):
-        """Prints the noise floor and the verdict of what (a cost ratio <= 1.01)."""
+        """Prints the noise floor, then the verdict line of what."""
         if self.floor:
-            print("- noise floor (off:off2, the same server twice): " +
-                  ", ".join("%s %.4f (%.4f-%.4f)" % v for v in self.floor))
+            print("- %s: " % self.floor_label + ", ".join("%s %s" % v[:2] for v in self.floor))
         if self.verdict:
-            verdict_line(what, self.verdict, 1.01, {v[0]: v[3] for v in self.floor}, "%.4f")
+            verdict_line(what, self.verdict, self.limit, {v[0]: v[2] for v in self.floor}, self.vfmt)
+
+
+def cost_ratios():
+    """AARatios of CPU per request: ratio <= 1.01, four decimals."""
+    return AARatios("noise floor (off:off2, the same server twice)", 1.01, "%.4f")
+
+
+def p99_ratios():
+    """AARatios of p99 latency: ratio <= 1.02, three decimals."""
+    return AARatios("p99 noise floor (off:off2)", 1.02, "%.3f")
+
+
+def rounds_below(ratio):
+    """"k of n": the rounds in which B cost less than A."""
+    return "%d of %d" % (sum(1 for x in ratio if x < 1), len(ratio))
