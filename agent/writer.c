@@ -490,8 +490,10 @@ static void cycle(void)
     if (d9_cfg.mode == D9_MODE_FLIGHT)
         d9_flight_expire(d9_now());
     serve_triggers();
-    atomic_store(&flush_done, req);
-    d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+    if (req != atomic_load(&flush_done)) { /* a flush was asked for: its callers wait */
+        atomic_store(&flush_done, req);
+        d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+    }
     atomic_store(&in_cycle, 0);
 }
 
