@@ -168,7 +168,7 @@ static int refresh_dirs(void);
 /* A section starts: forgets the fds closed through libc, then checks those
  * it uses for raw-syscall closes. dirs: the directories' fds too; a block
  * write needs only the segment's (two fstat a writer cycle fewer: each
- * costs 5-8 us on this VM, BENCHMARKS.md session 32). */
+ * costs 5-7 us on this VM, BENCHMARKS.md session 32). */
 static void enter(int dirs)
 {
     atomic_fetch_add(&section, 1);
