@@ -2,22 +2,32 @@
 control, and the ratios such a line is drawn from, shared by bench/paired.sh
 and bench/latency.sh.
 
-A service's verdict: met at or under the limit; over it, "not resolved" while
-the median stays inside the range its A/A control spread over in the same
-run (the method cannot tell it from noise), else missed."""
+A service's verdict: met at or under the limit, unless the median of its A/A
+control is itself further from 1 than the limit allows (the same server
+twice differed by more than the target: the method cannot tell a met target
+there, as nginx's saturated pairs); over the limit, "not resolved" while the
+median stays inside the range its A/A control spread over in the same run
+(the method cannot tell it from noise), else missed."""
 
 
 import statistics
 
 
-def verdict_line(what, rows, limit, aa_max, vfmt):
-    """rows: (service, median value); aa_max: service -> the A/A control's
-    highest value; vfmt: how a value is printed. Prints one Markdown line."""
+def verdict_line(what, rows, limit, aa, vfmt):
+    """rows: (service, median value); aa: service -> (the A/A control's
+    median, its highest value); vfmt: how a value is printed. Prints one
+    Markdown line."""
     groups = {"met": [], "not resolved": [], "missed": []}
     for svc, v in rows:
-        top = aa_max.get(svc)
-        k = "met" if v <= limit else "not resolved" if top is not None and v <= top else "missed"
-        groups[k].append("%s %s" % (svc, vfmt % v) + (" (A/A up to %s)" % (vfmt % top) if k == "not resolved" else ""))
+        med, top = aa.get(svc, (None, None))
+        if v <= limit:
+            blind = med is not None and abs(med - 1) > limit - 1
+            k, note = ("not resolved", " (A/A median %s)" % (vfmt % med)) if blind else ("met", "")
+        elif top is not None and v <= top:
+            k, note = "not resolved", " (A/A up to %s)" % (vfmt % top)
+        else:
+            k, note = "missed", ""
+        groups[k].append("%s %s%s" % (svc, vfmt % v, note))
     overall = "missed" if groups["missed"] else "not resolved" if groups["not resolved"] else "met"
     print("- %s: **%s** (%s)" % (what, overall, "; ".join("%s: %s" % (k, ", ".join(g)) for k, g in groups.items() if g)))
 
@@ -39,7 +49,7 @@ class AARatios:
         if pair == "off:dial9":
             self.verdict.append((svc, m))
         elif pair == "off:off2":
-            self.floor.append((svc, "%s (%s-%s)" % (f % m, f % lo, f % hi), hi))
+            self.floor.append((svc, "%s (%s-%s)" % (f % m, f % lo, f % hi), m, hi))
         return "%s (%s-%s)" % (("**%s**" if bold else "%s") % (f % m), f % lo, f % hi)
 
     def summary(self, what):
@@ -47,7 +57,7 @@ class AARatios:
         if self.floor:
             print("- %s: " % self.floor_label + ", ".join("%s %s" % v[:2] for v in self.floor))
         if self.verdict:
-            verdict_line(what, self.verdict, self.limit, {v[0]: v[2] for v in self.floor}, self.vfmt)
+            verdict_line(what, self.verdict, self.limit, {v[0]: v[2:] for v in self.floor}, self.vfmt)
 
 
 def cost_ratios():
