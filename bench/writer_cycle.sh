@@ -35,30 +35,28 @@ trap 'exit 130' INT TERM
 CLIENT=$BUILD/bench/latency
 DECODE=$BUILD/dial9-decode
 [ -f "$AGENT" ] && [ -x "$CLIENT" ] && [ -x "$DECODE" ] || { echo "writer_cycle: build first (make BUILD=$BUILD all)" >&2; exit 2; }
-svc_available redis || { echo "writer_cycle: redis not installed (scripts/install-deps.sh bench)" >&2; exit 2; }
 
-# run SETTING ROUND: appends "setting round writer_ns blocks events" to runs.tsv.
-run() {
-    local d=$tmp/run port w blocks events
+# run_pair redis "" SETTING ROUND (run_pair_rounds' call, one server a "pair"):
+# appends "setting round writer_ns blocks events" to runs.tsv.
+run_pair() {
+    local setting=$3 r=$4 d=$tmp/run port w blocks events
     rm -rf "$d"; mkdir -p "$d"
     port=$(free_port)
-    set_mode "dial9+$1" "$d"; start_server redis "$port" "$d"; roots=("$srv_pid")
-    wait_port "$port" "$srv_pid" 60 || { echo "writer_cycle: $1 round $2: redis did not start" >&2; stop_server redis "$srv_pid"; return; }
+    set_mode "dial9+$setting" "$d"; start_server redis "$port" "$d"; roots=("$srv_pid")
+    wait_port "$port" "$srv_pid" 60 || { echo "writer_cycle: $setting round $r: redis did not start" >&2; stop_server redis "$srv_pid"; return; }
     timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" redis "$port" "$RATE" "$LSECS" "$CONNS" >/dev/null 2>"$d/client.err" ||
-        { echo "writer_cycle: $1 round $2: $(head -c 200 "$d/client.err")" >&2; stop_server redis "$srv_pid"; return; }
+        { echo "writer_cycle: $setting round $r: $(head -c 200 "$d/client.err")" >&2; stop_server redis "$srv_pid"; return; }
     read -r _ w <<<"$(writer_cpu "$srv_pid")"
     stop_server redis "$srv_pid"; roots=()
     # "OK path (N blocks, M events)", one line a segment
     read -r blocks events <<<"$("$DECODE" check "$d/trace" | awk '/^OK/ {b += substr($3, 2); e += $5} END {print b + 0, e + 0}')"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$w" "$blocks" "$events" >>"$tmp/runs.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$setting" "$r" "$w" "$blocks" "$events" >>"$tmp/runs.tsv"
 }
 
-: >"$tmp/runs.tsv"
-load0=$(cut -d' ' -f1-3 /proc/loadavg); t0=$(date +%s)
-for r in $(seq "$ROUNDS"); do
-    for s in "${SETTINGS[@]}"; do run "$s" "$r"; done
-done
-load1=$(cut -d' ' -f1-3 /proc/loadavg); took=$(($(date +%s) - t0))
+SERVICES=(redis)
+PAIRS=(); for s in "${SETTINGS[@]}"; do PAIRS+=(":$s"); done
+run_pair_rounds "$tmp/runs.tsv" # every setting once a round; load0, load1, took
+[ ${#have[@]} -gt 0 ] || exit 2
 
 python3 - "$tmp/runs.tsv" "$ROUNDS" "$RATE" "$LSECS" "$load0" "$load1" "$took" <<'PY'
 import sys, statistics as st
