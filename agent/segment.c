@@ -160,27 +160,19 @@ static void gate_leave(void)
 }
 
 static void seal_lost(void);
-static void verify_dirs(void);
-static void verify_seg(void);
 static void verify_fds(void);
 static int refresh_dirs(void);
 
-/* A section starts: forgets the fds closed through libc, then checks those
- * it uses for raw-syscall closes. dirs: the directories' fds too; a block
- * write needs only the segment's (two fstat a writer cycle fewer: each
- * costs 5-7 us on this VM, BENCHMARKS.md session 32). */
-static void enter(int dirs)
+static void enter(void)
 {
     atomic_fetch_add(&section, 1);
     unsigned l = atomic_exchange(&lost, 0);
     for (int i = 0; i < FD_N; i++)
         if (l & (1u << i))
             set_fd(i, -1); /* gone: never close or use that number again */
-    if (dirs || (l & (1u << FD_SEG)))
-        verify_dirs();
     if (l & (1u << FD_SEG))
         seal_lost();
-    verify_seg();
+    verify_fds();
 }
 
 static void leave(void)
@@ -586,7 +578,6 @@ static int write_all(const void *buf, size_t len)
             if (w == 0)
                 errno = ENOSPC;
             int err = errno;
-            verify_dirs(); /* the directory's fd is used below; enter(0) did not check it */
             char name[D9_NAME_MAX];
             seg_name(name, sizeof(name), seq, 1);
             if (good <= seg_hdr_len) { /* no block: nothing worth keeping (and space given back) */
@@ -617,27 +608,16 @@ static int same_file(int i, dev_t dev, ino_t ino)
     return fd < 0 || (fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino);
 }
 
-static void verify_dirs(void)
+static void verify_fds(void)
 {
     if (!same_file(FD_BASE, base_dev, base_ino))
         set_fd(FD_BASE, -1);
     if (!same_file(FD_PROC, proc_dev, proc_ino))
         set_fd(FD_PROC, -1); /* not ours any more: never close it */
-}
-
-static void verify_seg(void)
-{
     if (!same_file(FD_SEG, seg_dev, seg_ino)) {
         set_fd(FD_SEG, -1);
-        verify_dirs(); /* seal_lost renames in the process directory */
         seal_lost();
     }
-}
-
-static void verify_fds(void)
-{
-    verify_dirs();
-    verify_seg();
 }
 
 static int seg_write(const void *buf, size_t len)
@@ -647,11 +627,8 @@ static int seg_write(const void *buf, size_t len)
     /* Twice at most: once more in a new segment when the host closed the
      * fd under the write (-2). */
     for (int tries = 0; tries < 2; tries++) {
-        if (fd_of(FD_SEG) < 0) { /* its fd was closed by the host: a new segment */
-            verify_dirs(); /* enter(0) checked only the segment's fd */
-            if (seg_open() < 0)
-                return -1;
-        }
+        if (fd_of(FD_SEG) < 0 && seg_open() < 0) /* its fd was closed by the host: a new segment */
+            return -1;
         /* No fd after seg_open: suspended, or its header write lost the fd. */
         int rc = fd_of(FD_SEG) < 0 ? -2 : write_all(buf, len);
         if (rc == 0)
@@ -720,7 +697,7 @@ static void seal_lost(void)
 
 int d9_seg_open(void)
 {
-    enter(1);
+    enter();
     int rc = seg_open();
     leave();
     return rc;
@@ -728,7 +705,7 @@ int d9_seg_open(void)
 
 int d9_seg_write(const void *buf, size_t len)
 {
-    enter(0);
+    enter();
     int rc = seg_write(buf, len);
     leave();
     return rc;
@@ -736,7 +713,7 @@ int d9_seg_write(const void *buf, size_t len)
 
 void d9_seg_seal(void)
 {
-    enter(1);
+    enter();
     seal();
     leave();
 }
