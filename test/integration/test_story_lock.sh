@@ -72,9 +72,14 @@ print("# program: %d waits >= %d us, %.1f ms; agent: %d, %.1f ms" % (len(waits),
 ' "$D9_TMP/contended.out" "$D9_TMP/contended.events" "$D9_TMP/contended.summary" "$THRESHOLD_US"
 
 run private
+# A private mutex never contends, but the program's bracket still counts a
+# preemption (4 spinning workers on 2 CPUs) that lands between its clock
+# reads; the agent sees none of that, as its wait starts at a failed trylock.
 d9_py '
 prog, agent, summary = sys.argv[1], jsonl(sys.argv[2]), json.load(open(sys.argv[3]))
-expect("program waits with private mutexes", [l for l in open(prog) if l.startswith("wait ")], [])
+pwaits = [l for l in open(prog) if l.startswith("wait ")]
+if len(pwaits) > 8:
+    errors.append("%d program waits with private mutexes (more than 1%% of 800): the scenario contended" % len(pwaits))
 expect("lock_wait events with private mutexes", [e for e in agent if e["type"] == "lock_wait"], [])
 expect("summary locks with private mutexes", summary.get("locks"), [])
 ' "$D9_TMP/private.out" "$D9_TMP/private.events" "$D9_TMP/private.summary"
