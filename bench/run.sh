@@ -68,8 +68,8 @@ echo "\`hotpath MODE N 20000 50\`: 20,000 untimed calls through the agent and as
 echo "to libc, 300 ms for the writer to drain the ring, then N timed calls through the agent in"
 echo "blocks of 50, each paired with a block of 50 calls to libc's own definition (dlsym on"
 echo "libc.so.6, which the agent never sees), the pair's order drawn at random. A round's figure"
-echo "is the median over its pairs; the table gives the median over rounds (one process each) and"
-echo "their range. N = 8000 over the events a call records (4000 for a PARK and an UNPARK, 2666 for sem_park's WAKE, PARK and UNPARK) with a 16384-entry"
+echo "is the median over its pairs; the table gives the median over rounds (one process each, the"
+echo "rounds going over the calls in turn) and their range. N = 8000 over the events a call records (4000 for a PARK and an UNPARK, 2666 for sem_park's WAKE, PARK and UNPARK) with a 16384-entry"
 echo "ring (DIAL9_BUFFER_EVENTS=16384): under half of it, so every call is recorded, no drop, no"
 echo "kick. Blocks tens of microseconds apart share this VM's state, which moves a 1 us syscall by"
 echo "tens of ns between processes (the table above) and by about 170 ns for stretches of a few"
@@ -81,24 +81,30 @@ echo "cond_park and sem_park are not interposed there: their figure is libc agai
 echo
 echo "| call | libc ns | agent ns | added ns (range) | added ns per event | forwarder added ns |"
 echo "|---|---|---|---|---|---|"
-# inproc_row MODE ROUNDS N EVENTS: the row; keeps the added ns per event in $tmp/MODE.recorded.
+# inproc_round MODE N: one process through the agent, one through the forwarder.
+inproc_round() {
+  local f=$tmp/$1.inproc
+  DIAL9_BUFFER_EVENTS=16384 on taskset -c 0 "$BUILD/bench/hotpath" "$1" "$2" 20000 50 >> "$f.agent"
+  LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$1" "$2" 20000 50 >> "$f.fwd"
+}
+# inproc_row MODE EVENTS: the row; keeps the added ns per event in $tmp/MODE.recorded.
 inproc_row() {
-  local mode=$1 rounds=$2 n=$3 events=$4 r f=$tmp/$1.inproc
-  for r in $(seq "$rounds"); do
-    DIAL9_BUFFER_EVENTS=16384 on taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 50 >> "$f.agent"
-    LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$mode" "$n" 20000 50 >> "$f.fwd"
-  done
-  local a b d lo hi w
+  local mode=$1 events=$2 f=$tmp/$1.inproc a b d lo hi w
   a=$(awk '{print $2}' "$f.agent" | median); b=$(awk '{print $3}' "$f.agent" | median)
   d=$(awk '{print $4}' "$f.agent" | median); w=$(awk '{print $4}' "$f.fwd" | median)
   lo=$(awk '{print $4}' "$f.agent" | sort -g | head -1); hi=$(awk '{print $4}' "$f.agent" | sort -g | tail -1)
   awk -v d="$d" -v e="$events" 'BEGIN{printf "%.1f\n", d / e}' > "$tmp/$mode.recorded"
   echo "| $mode | $a | $b | $d ($lo to $hi) | $(cat "$tmp/$mode.recorded") | $w |"
 }
-for me in $RECORDING; do
-  # N calls recording N * events under half the ring: 8000, 4000 or 2666 calls.
-  inproc_row "${me%=*}" "$INPROC_ROUNDS" $((8000 / ${me#*=})) "${me#*=}"
+# Round by round over the modes, so that a stretch of the VM's state falls on
+# every mode's rounds alike, not on all of one mode's (session 33).
+for r in $(seq "$INPROC_ROUNDS"); do
+  for me in $RECORDING; do
+    # N calls recording N * events under half the ring: 8000, 4000 or 2666 calls.
+    inproc_round "${me%=*}" $((8000 / ${me#*=}))
+  done
 done
+for me in $RECORDING; do inproc_row "${me%=*}" "${me#*=}"; done
 echo
 verdict "ns added per recorded event (cond_signal, one WAKE), target <= 20" "$(cat "$tmp/cond_signal.recorded")" 20
 # The syscall rows add the interposer's own dispatch to the event.
