@@ -14,16 +14,17 @@ struct scan {
     struct d9_seg *seg;
     struct d9_inflater *z;
     const uint8_t *buf;
+    size_t dropped; /* buf[0..dropped) left RSS */
 };
 
 /* Decodes a block, then lets go of the pages the scan has passed, so check
- * holds about a block of the file, not the whole segment (up to
+ * holds about a block and a drop step (1 MiB) of the file, not the whole segment (up to
  * DIAL9_MAX_FILE_SIZE, 16 MiB by default). */
 static int check_block(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
 {
     struct scan *sc = ctx;
     int rc = d9_decode_block(sc->seg, sc->z, b, payload, NULL, NULL);
-    d9_drop_pages(sc->buf, (size_t)b->off);
+    d9_drop_pages(sc->buf, &sc->dropped, (size_t)b->off);
     return rc;
 }
 
@@ -31,7 +32,7 @@ static int check_file(void *ctx, const char *path, const uint8_t *buf, size_t le
 {
     struct check *c = ctx;
     struct d9_seg seg = {0};
-    struct scan sc = {&seg, d9_inflater_new(), buf};
+    struct scan sc = {&seg, d9_inflater_new(), buf, 0};
     int rc = sc.z ? d9_scan_segment(buf, len, &seg, check_block, &sc) : -1;
     d9_inflater_free(sc.z);
     if (rc == 0) {

@@ -117,11 +117,13 @@ void d9_unmap_file(const uint8_t *buf, size_t len)
         munmap((void *)buf, len);
 }
 
-void d9_drop_pages(const uint8_t *buf, size_t upto)
+void d9_drop_pages(const uint8_t *buf, size_t *done, size_t upto)
 {
-    size_t page = 4096, n = upto & ~(page - 1);
-    if (n)
-        madvise((void *)buf, n, MADV_DONTNEED); /* file-backed: just leaves our RSS */
+    size_t page = 4096, end = upto & ~(page - 1);
+    if (end < *done + D9_DROP_STEP)
+        return;
+    madvise((void *)(buf + *done), end - *done, MADV_DONTNEED); /* file-backed: just leaves our RSS */
+    *done = end;
 }
 
 int d9_list_files(char *const *paths, int npaths, char ***out, size_t *nout, int *errors)

@@ -23,7 +23,12 @@ void d9_free_files(char **files, size_t n);
 /* Maps path read-only (an empty file: len 0). 0 ok, -1 errno set. */
 int d9_map_file(const char *path, const uint8_t **buf, size_t *len);
 void d9_unmap_file(const uint8_t *buf, size_t len);
-/* Drops the mapped pages of buf[0..upto) from RSS (re-read if touched again). */
-void d9_drop_pages(const uint8_t *buf, size_t upto);
+/* Drops the mapped pages of buf[*done..upto) from RSS (re-read if touched
+ * again) once they make D9_DROP_STEP bytes or more, and moves *done past
+ * them: a scan that calls it per block holds at most a step and a block of
+ * the file, with one madvise per step, not per block (each madvise of a
+ * threaded process is a TLB flush on every CPU it runs on). */
+#define D9_DROP_STEP (1u << 20)
+void d9_drop_pages(const uint8_t *buf, size_t *done, size_t upto);
 
 #endif

@@ -19,6 +19,7 @@ struct index_ctx {
     struct d9_stream *s;
     uint32_t file;
     const uint8_t *base;
+    size_t dropped; /* base[0..dropped) left RSS */
 };
 
 static int index_block(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
@@ -30,7 +31,7 @@ static int index_block(void *ctx, const struct d9_block_ref *b, const uint8_t *p
         return -1;
     s->b[s->nb++] = (struct sblock){*b, c->file};
     s->bytes_total += b->payload_len;
-    d9_drop_pages(c->base, (size_t)b->off); /* what the scan passed */
+    d9_drop_pages(c->base, &c->dropped, (size_t)b->off); /* what the scan passed */
     return 0;
 }
 
@@ -55,7 +56,7 @@ static int open_file(struct d9_stream *s, const char *path)
     struct sfile *f = &s->f[s->nf];
     memset(f, 0, sizeof(*f));
     f->fd = -1;
-    struct index_ctx c = {s, (uint32_t)s->nf, buf};
+    struct index_ctx c = {s, (uint32_t)s->nf, buf, 0};
     int rc = d9_scan_segment(buf, len, &f->seg, index_block, &c);
     d9_unmap_file(buf, len);
     if (rc == 0 && !(f->path = strdup(path)))
