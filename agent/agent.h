@@ -98,7 +98,7 @@ void d9_thread_exit(void);
 extern uint64_t d9_slow_stamps D9_HIDDEN;     /* DIAL9_SLOW_SYSCALL_US */
 extern uint64_t d9_lock_stamps D9_HIDDEN;     /* DIAL9_LOCK_WAIT_US */
 extern uint64_t d9_min_park_stamps D9_HIDDEN; /* D9_SCHED_MIN_PARK_NS */
-extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* D9_SCHED_MIN_GAP_NS */
+extern uint64_t d9_stat_gap_stamps D9_HIDDEN; /* DIAL9_SCHED_GAP_MS */
 
 /* d9_emit_at's every other case: first event of the thread, inside the
  * agent, recording off, the cursor at its limit (ring.h: the exact checks,
@@ -217,7 +217,7 @@ static inline void d9_sched_park(uint64_t ts)
 
 /* Owner, at an UNPARK stamped now: 1 when it reads schedstat (scheduling.h):
  * the park lasted D9_SCHED_MIN_PARK_NS or more and the last reading is
- * D9_SCHED_MIN_GAP_NS old. Both gates are in the TLS block, so a park that
+ * DIAL9_SCHED_GAP_MS old. Both gates are in the TLS block, so a park that
  * does not read touches no line of the slot (cold after a park; ring.h) and
  * no global. */
 static inline int d9_sched_due(uint64_t now)

@@ -44,6 +44,7 @@ static const struct var vars[] = {
     {"DIAL9_SLOW_SYSCALL_US", K_UINT, F(slow_syscall_us), 1, 60000000, 1000},
     {"DIAL9_LOCK_WAIT_US", K_UINT, F(lock_wait_us), 1, 60000000, 100},
     {"DIAL9_SCHED", K_BOOL, F(sched), 0, 1, 1},
+    {"DIAL9_SCHED_GAP_MS", K_UINT, F(sched_gap_ms), 1, 60000, 50},
     {"DIAL9_PREEMPT", K_BOOL, F(preempt), 0, 1, 0},
     {"DIAL9_MODE", K_MODE, F(mode), 0, 1, 0},
     /* The flight buffer must hold a few full blocks (~257 KiB each). */

@@ -22,6 +22,7 @@ struct d9_config {
     uint32_t slow_syscall_us; /* DIAL9_SLOW_SYSCALL_US, microseconds, default 1000: record calls at least this long */
     uint32_t lock_wait_us;    /* DIAL9_LOCK_WAIT_US, microseconds, default 100: record contended lock waits at least this long */
     int sched;                /* DIAL9_SCHED: 0 or 1, default 1: scheduling delay (schedstat) and, with preempt, preemptions */
+    uint32_t sched_gap_ms;    /* DIAL9_SCHED_GAP_MS, milliseconds, default 50: at most one schedstat read per thread per gap */
     int preempt;              /* DIAL9_PREEMPT: 0 or 1, default 0: preemptions (per-thread perf context switches) */
     /* Flight recorder and dumps (docs/FLIGHT.md). */
     int mode;                    /* DIAL9_MODE: continuous (D9_MODE_CONTINUOUS, default) or flight */

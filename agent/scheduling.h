@@ -5,12 +5,13 @@
  * SCHED_DELAY: the owner reads run_delay with one pread on a kept fd, but
  * only on an UNPARK ending a park of at least D9_SCHED_MIN_PARK_NS: the
  * wake-to-run wait of a park is part of its duration, so a shorter park
- * cannot hide a longer delay. And at most one read per D9_SCHED_MIN_GAP_NS
- * per thread (a park longer than that always reads: the last read came
- * before it). The read is a syscall through procfs, 1.5-5 us on the bench
- * VM: at one per ms per thread it cost Tokio 2% more CPU per request; at
- * one per 10 ms, where each of Tokio's six threads stays, still about 0.7%
- * there (BENCHMARKS.md, "The schedstat gate"). Both gates are checked in
+ * cannot hide a longer delay. And at most one read per DIAL9_SCHED_GAP_MS
+ * (default 50 ms) per thread (a park longer than that always reads: the
+ * last read came before it). The read is a syscall through procfs, 1.5-5 us
+ * on the bench VM: at one per ms per thread it cost Tokio 2% more CPU per
+ * request; at one per 10 ms still 0.8-1.3% on nginx, memcached, Tokio and
+ * node at a fixed rate, where their threads read that often (BENCHMARKS.md,
+ * "The schedstat gate", "Scheduling delay read less often"). Both gates are checked in
  * the owner's TLS (d9_sched_due), not in this slot's lines. The event carries the run_delay
  * increase since the previous reading: run-queue waits of the busy period
  * and of parks too short to read, as well as the wake-up's.
@@ -36,7 +37,6 @@
 #include "scheduling_parse.h"
 
 #define D9_SCHED_MIN_PARK_NS 20000u   /* 20 us: shorter parks do not read schedstat */
-#define D9_SCHED_MIN_GAP_NS 10000000u /* 10 ms: at most one schedstat read per thread per 10 ms */
 #define D9_PERF_DATA_PAGES 8u       /* perf ring: 32 KiB, 2048 switch records of 16 bytes */
 
 /* What a slot's owner set up (struct d9_sched.on). */

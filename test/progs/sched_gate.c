@@ -1,6 +1,6 @@
 /* sched_gate.c - ground truth for the agent's schedstat gate (agent/
  * scheduling.h): an UNPARK reads /proc/thread-self/schedstat only after a
- * park of at least 20 us, and at most once per 10 ms per thread. The
+ * park of at least 20 us, and at most once per DIAL9_SCHED_GAP_MS per thread. The
  * program parks N times in poll() on its main thread and counts the read
  * syscalls that thread made meanwhile: syscr of /proc/thread-self/io (the
  * kernel counts pread too), less the program's own read of that file.

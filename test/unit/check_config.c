@@ -41,6 +41,8 @@ static void check_defaults(const struct d9_config *c)
     ck_assert_uint_eq(c->flush_ms, 250);
     ck_assert_uint_eq(c->buffer_events, 4096);
     ck_assert_uint_eq(c->max_threads, 1024);
+    ck_assert_int_eq(c->sched, 1);
+    ck_assert_uint_eq(c->sched_gap_ms, 50);
     ck_assert_int_eq(c->mode, D9_MODE_CONTINUOUS);
     ck_assert_uint_eq(c->flight_max_bytes, 64u << 20);
     ck_assert_uint_eq(c->flight_min_age_ms, 10000);
@@ -73,7 +75,8 @@ START_TEST(good_values)
                            {"DIAL9_ROTATION_SECS", "5"},
                            {"DIAL9_FLUSH_MS", "10"},
                            {"DIAL9_BUFFER_EVENTS", "1048576"},
-                           {"DIAL9_MAX_THREADS", "65536"}}};
+                           {"DIAL9_MAX_THREADS", "65536"},
+                           {"DIAL9_SCHED_GAP_MS", "1"}}};
     struct d9_config c;
     ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e), 0);
     ck_assert_int_eq(e.nerr, 0);
@@ -86,6 +89,7 @@ START_TEST(good_values)
     ck_assert_uint_eq(c.flush_ms, 10);
     ck_assert_uint_eq(c.buffer_events, 1048576);
     ck_assert_uint_eq(c.max_threads, 65536);
+    ck_assert_uint_eq(c.sched_gap_ms, 1);
 
     struct env e2 = {.kv = {{"DIAL9_MAX_FILE_SIZE", "3M"}, {"DIAL9_MAX_TOTAL_SIZE", "7654321"}, {"DIAL9_BUFFER_EVENTS", "64"}}};
     ck_assert_int_eq(d9_config_load(&c, 1234, get, err, &e2), 0);
@@ -161,6 +165,9 @@ static const struct {
     {"DIAL9_BUFFER_EVENTS", "2097152", "out of range", "4096"},
     {"DIAL9_BUFFER_EVENTS", "16K", "not a number", "4096"},
     {"DIAL9_MAX_THREADS", "65537", "out of range", "1024"},
+    {"DIAL9_SCHED_GAP_MS", "0", "out of range", "50"},
+    {"DIAL9_SCHED_GAP_MS", "60001", "out of range", "50"},
+    {"DIAL9_SCHED_GAP_MS", "10ms", "not a number", "50"},
     {"DIAL9_MODE", "flightx", "must be continuous or flight", "continuous"},
     {"DIAL9_MODE", "", "must be continuous or flight", "continuous"},
     {"DIAL9_FLIGHT_MAX_BYTES", "1K", "out of range", "67108864"},
