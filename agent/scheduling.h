@@ -11,10 +11,11 @@
  * on the bench VM: at one per ms per thread it cost Tokio 2% more CPU per
  * request; at one per 10 ms still 0.8-1.3% on nginx, memcached, Tokio and
  * node at a fixed rate, where their threads read that often (BENCHMARKS.md,
- * "The schedstat gate", "Scheduling delay read less often"). Both gates are checked in
- * the owner's TLS (d9_sched_due), not in this slot's lines. The event carries the run_delay
- * increase since the previous reading: run-queue waits of the busy period
- * and of parks too short to read, as well as the wake-up's.
+ * "The schedstat gate", "Scheduling delay read less often"). Both gates
+ * are checked in the owner's TLS (d9_sched_due), not in this slot's lines.
+ * The event carries the run_delay increase since the previous reading:
+ * run-queue waits of the busy period and of parks too short to read, as
+ * well as the wake-up's.
  *
  * PREEMPT (only with DIAL9_PREEMPT=1): a per-thread perf event (software
  * dummy, context_switch=1, times on CLOCK_MONOTONIC) fills a ring the
