@@ -18,7 +18,7 @@ struct scan {
 };
 
 /* Decodes a block, then lets go of the pages the scan has passed, so check
- * holds about a block and a drop step (1 MiB) of the file, not the whole segment (up to
+ * holds about a block and a drop step (d9_drop_pages) of the file, not the whole segment (up to
  * DIAL9_MAX_FILE_SIZE, 16 MiB by default). */
 static int check_block(void *ctx, const struct d9_block_ref *b, const uint8_t *payload)
 {
