@@ -175,7 +175,8 @@ uint64_t d9_ns_stamp(uint64_t ns)
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
-/* Events whose b is a duration in stamps (hooks_lock.c, hooks_slow.c). */
+/* Events whose b is a duration in stamps from ts on (hooks_lock.c,
+ * hooks_slow.c), or up to ts (SCHED_DELAY's window, scheduling.c). */
 static int has_duration(uint8_t type) { return type == D9_EV_LOCK_WAIT || type == D9_EV_SLOW_SYSCALL; }
 
 static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *ev)
@@ -184,6 +185,8 @@ static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *e
     ev->ts = d9_line_ns(l, t0);
     if (has_duration(ev->type))
         ev->b = d9_line_ns(l, t0 + ev->b) - ev->ts;
+    else if (ev->type == D9_EV_SCHED_DELAY)
+        ev->b = ev->ts - d9_line_ns(l, ev->b <= t0 ? t0 - ev->b : 0);
 }
 
 /* ts is ns by now (converted, or stamps were ns). */

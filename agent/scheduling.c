@@ -138,6 +138,7 @@ void d9_sched_register(struct d9_slot *s)
     int saved = errno;
     uint32_t on = 0;
     if (open_schedstat(sc) == 0) {
+        sc->read_stamp = d9_stamp(); /* recording is on: the clock is set up */
         on |= D9_SCHED_STAT;
         d9_tls.stat_after = 0; /* the first long park reads */
     }
@@ -161,8 +162,9 @@ void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
         d9_tls.stat_after = UINT64_MAX; /* the host closed our fd, the number now names something else */
     } else {
         if (rd > sc->run_delay)
-            d9_slot_push(s, ts, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, 0);
+            d9_slot_push(s, ts, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, ts - sc->read_stamp);
         sc->run_delay = rd;
+        sc->read_stamp = ts;
         d9_tls.stat_after = ts + d9_stat_gap_stamps;
     }
     errno = saved;

@@ -15,7 +15,9 @@
  * are checked in the owner's TLS (d9_sched_due), not in this slot's lines.
  * The event carries the run_delay increase since the previous reading:
  * run-queue waits of the busy period and of parks too short to read, as
- * well as the wake-up's.
+ * well as the wake-up's; and the window it covers (stamps until the writer
+ * converts it, clock.c), so the decoder can judge the wait as a share of
+ * that window whatever the gap.
  *
  * PREEMPT (only with DIAL9_PREEMPT=1): a per-thread perf event (software
  * dummy, context_switch=1, times on CLOCK_MONOTONIC) fills a ring the
@@ -51,6 +53,7 @@ struct d9_sched {
     uint64_t stat_ino;    /* fstat inode of stat_fd, and */
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
+    uint64_t read_stamp;  /* owner: stamp of the last reading (clock.h) */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
     _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
     struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */
@@ -64,7 +67,8 @@ void d9_sched_register(struct d9_slot *s);
 
 /* Owner, right after pushing the UNPARK stamped ts, when d9_sched_due(ts)
  * (agent.h; d9_busy held): reads run_delay, pushes SCHED_DELAY at ts when
- * it grew, and sets when the next reading is due. */
+ * it grew (a: the increase in ns, b: ts less the previous reading's stamp),
+ * and sets when the next reading is due. */
 void d9_sched_unpark(struct d9_slot *s, uint64_t ts);
 
 /* Owner, at THREAD_EXIT, before the slot is marked EXITED; ts: CLOCK_MONOTONIC

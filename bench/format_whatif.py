@@ -29,7 +29,7 @@ FIELDS = {"thread_start": "parent:u", "thread_name": "name:b", "thread_exit": ""
           "unpark": "call:u result:s", "wake": "call:u target:u count:u", "drop": "count:u",
           "poll_nowait": "call:u count:u", "epoll_ctl": "op:u epfd:u fd:u",
           "slow_syscall": "call:u fd:s fd_kind:u duration_ns:u", "lock_wait": "call:u target:u wait_ns:u",
-          "sched_delay": "delay_ns:u source:u", "preempt": "duration_ns:u"}
+          "sched_delay": "delay_ns:u source:u window_ns:u", "preempt": "duration_ns:u"}
 
 def leb(v, out):
     v = int(v)

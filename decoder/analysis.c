@@ -14,7 +14,7 @@
 
 /* Field positions, per D9_SCHEMA_TABLE (fields are only ever appended). */
 enum { F_CALL = 0, F_TARGET = 1, F_COUNT = 0, F_NOWAIT = 1, F_SYS_FD = 1, F_SYS_KIND = 2, F_SYS_DUR = 3,
-       F_LOCK_WAIT = 2, F_DELAY = 0, F_PREEMPT = 0 };
+       F_LOCK_WAIT = 2, F_DELAY = 0, F_WINDOW = 2, F_PREEMPT = 0 };
 
 /* Field i, 0 when the event does not carry it. */
 static uint64_t fld(const struct d9_event *e, unsigned i) { return i < e->nfields ? e->f[i] : 0; }
@@ -56,13 +56,35 @@ struct ctx {
     size_t nlocks, locks_cap;
     struct d9_map lock_idx; /* hash of the lock's key -> locks index (probed on a clash) */
     struct d9_topk worst_wakes, worst_slow, long_busy;
+    uint64_t limit[D9_OVER_KINDS]; /* s->lim's durations, by d9_over */
 };
 
 /* Adds v to h, counting it in t->over[k] when above the threshold. */
 static int put(struct ctx *c, struct d9_tstats *t, struct d9_hist *h, enum d9_over k, uint64_t v)
 {
-    t->over[k] += v > c->s->limit[k];
+    t->over[k] += v > c->limit[k];
     return d9_hist_add(h, v);
+}
+
+/* A sched_delay reading: over when its wait is above sched_ns and above
+ * sched_pct of its window (analysis.h); the worst is the one furthest
+ * above its own threshold. */
+static int sched_delay(struct ctx *c, struct d9_tstats *t, uint64_t delay, uint64_t window)
+{
+    const struct d9_limits *l = &c->s->lim;
+    uint64_t share = window ? (uint64_t)((unsigned __int128)window * l->sched_pct / 100) : 0;
+    uint64_t limit = share > l->sched_ns ? share : l->sched_ns;
+    t->sched_total += delay;
+    if (delay > limit) {
+        unsigned __int128 a = (unsigned __int128)delay * t->sched_worst_limit,
+                          b = (unsigned __int128)t->sched_worst * limit;
+        if (!t->over[D9_OVER_SCHED]++ || a > b || (a == b && delay > t->sched_worst)) {
+            t->sched_worst = delay;
+            t->sched_worst_limit = limit;
+            t->sched_worst_window = window;
+        }
+    }
+    return d9_hist_add(&t->sched, delay);
 }
 
 static int hold_wake(struct ctx *c, const struct d9_event *e)
@@ -238,9 +260,7 @@ static inline int account(struct ctx *c, uint32_t i, struct d9_tstats *t, struct
     case D9_EV_POLL_NOWAIT: t->nowait_polls += fld(e, F_NOWAIT); break;
     case D9_EV_SLOW_SYSCALL: return slow_syscall(c, t, w, e);
     case D9_EV_LOCK_WAIT: return lock_wait(c, t, e);
-    case D9_EV_SCHED_DELAY:
-        t->sched_total += fld(e, F_DELAY);
-        return put(c, t, &t->sched, D9_OVER_SCHED, fld(e, F_DELAY));
+    case D9_EV_SCHED_DELAY: return sched_delay(c, t, fld(e, F_DELAY), fld(e, F_WINDOW));
     case D9_EV_PREEMPT: {
         uint64_t d = fld(e, F_PREEMPT);
         t->preempts++;
@@ -360,10 +380,12 @@ static int one_span(void *ctx, const struct d9_event *ev, size_t n)
 
 int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct d9_analysis_opts *o)
 {
-    static const uint64_t defaults[D9_OVER_KINDS] = {5000000, 1000000, 10000000, 50000000, 10000000};
+    static const struct d9_limits defaults = D9_LIMITS_DEFAULT;
     memset(s, 0, sizeof(*s));
-    memcpy(s->limit, o->limit ? o->limit : defaults, sizeof(s->limit));
-    struct ctx c = {.s = s, .mt = d9_matcher_new(credit, &c)};
+    s->lim = o->lim ? *o->lim : defaults;
+    struct ctx c = {.s = s,
+                    .mt = d9_matcher_new(credit, &c),
+                    .limit = {s->lim.wake_ns, s->lim.sched_ns, s->lim.slow_ns, s->lim.busy_ns, s->lim.lock_ns}};
     d9_topk_init(&c.worst_wakes, s->worst_wakes, sizeof(s->worst_wakes[0]));
     d9_topk_init(&c.worst_slow, s->worst_slow, sizeof(s->worst_slow[0]));
     d9_topk_init(&c.long_busy, s->long_busy, sizeof(s->long_busy[0]));

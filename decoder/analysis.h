@@ -19,8 +19,23 @@
 
 enum d9_role { D9_ROLE_OTHER, D9_ROLE_WORKER, D9_ROLE_BLOCKING };
 
-/* The durations the verdict thresholds apply to; values above the analysis'
- * thresholds (d9_analysis_opts) are counted exactly per thread. */
+/* The verdict's thresholds (verdict.h). The analysis counts the values above
+ * them per thread (d9_tstats.over); every comparison is strictly "above".
+ * A sched_delay reading is above when its wait is above sched_ns and above
+ * sched_pct % of the window it covers: the agent reads at most once per
+ * DIAL9_SCHED_GAP_MS, so a fixed duration alone would flag a lower share of
+ * waiting the longer the gap. Readings without a window (traces of agents
+ * before window_ns) are judged by sched_ns alone. */
+struct d9_limits {
+    uint64_t wake_ns, sched_ns, slow_ns, busy_ns, lock_ns; /* durations, ns */
+    uint64_t max_drops;                                    /* events */
+    uint64_t sched_pct;                                    /* % of a reading's window, 0-100; 0: any share */
+};
+
+/* wake 5 ms, sched 1 ms and 10% of the window, slow syscall 10 ms, busy 50 ms, lock 10 ms, 0 drops. */
+#define D9_LIMITS_DEFAULT {5000000, 1000000, 10000000, 50000000, 10000000, 0, 10}
+
+/* The durations the thresholds apply to, as indices of d9_tstats.over. */
 enum d9_over { D9_OVER_WAKE, D9_OVER_SCHED, D9_OVER_SLOW, D9_OVER_BUSY, D9_OVER_LOCK, D9_OVER_KINDS };
 
 struct d9_tstats {
@@ -38,7 +53,11 @@ struct d9_tstats {
      * syscall durations, lock waits. The d9_dist above are exact while a
      * distribution holds at most 64 values. */
     struct d9_hist park, busy, wake_lat, sched, slow, lockw;
-    uint64_t over[D9_OVER_KINDS]; /* values above d9_summary.limit[] */
+    uint64_t over[D9_OVER_KINDS]; /* values above d9_summary.lim */
+    /* The sched_delay reading furthest above its threshold (largest wait /
+     * threshold), when over[D9_OVER_SCHED]: its wait, the threshold it had
+     * (ns) and its window (ns; 0 unknown). */
+    uint64_t sched_worst, sched_worst_limit, sched_worst_window;
     uint64_t sched_total, lock_total, preempts, preempt_total, preempt_max, slow_max, lock_max;
     uint8_t slow_worst_call, lock_worst_call; /* call of the longest one */
 };
@@ -71,7 +90,7 @@ struct d9_summary {
     uint64_t events, dropped;
     size_t nwakes;             /* matched (wake, wakee) pairs */
     struct d9_wakelog *wakelog; /* each of them in wake order, when asked for (opts); .wakee is internal */
-    uint64_t limit[D9_OVER_KINDS]; /* thresholds of tstats.over (ns) */
+    struct d9_limits lim;          /* thresholds of tstats.over */
     uint64_t first_ts, last_ts;    /* of all events (0 when none) */
     struct d9_wake worst_wakes[D9_TOPK_MAX]; /* longest latency first */
     size_t nworst_wakes;
@@ -85,8 +104,8 @@ struct d9_summary {
 };
 
 struct d9_analysis_opts {
-    const uint64_t *limit; /* D9_OVER_KINDS thresholds (ns); NULL: the verdict defaults */
-    int wakelog;           /* keep every match in s->wakelog */
+    const struct d9_limits *lim; /* thresholds of tstats.over; NULL: D9_LIMITS_DEFAULT */
+    int wakelog;                 /* keep every match in s->wakelog */
 };
 
 /* One pass over m's events (an in-memory m must be sorted). 0 ok, -1 out of

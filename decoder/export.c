@@ -13,7 +13,7 @@
 
 /* Field positions, per D9_SCHEMA_TABLE. */
 enum { F_CALL = 0, F_TIMEOUT = 2, F_RESULT = 1, F_COUNT = 0, F_SYS_FD = 1, F_SYS_KIND = 2, F_SYS_DUR = 3,
-       F_LOCK_TARGET = 1, F_LOCK_WAIT = 2, F_DELAY = 0, F_SOURCE = 1, F_PREEMPT = 0 };
+       F_LOCK_TARGET = 1, F_LOCK_WAIT = 2, F_DELAY = 0, F_SOURCE = 1, F_WINDOW = 2, F_PREEMPT = 0 };
 
 static uint64_t fld(const struct d9_event *e, unsigned i) { return i < e->nfields ? e->f[i] : 0; }
 
@@ -203,6 +203,8 @@ static void instant(struct walk *w, const struct d9_event *e)
         snprintf(name, sizeof(name), "sched_delay");
         arg(&it, "delay_ns", NULL, (int64_t)fld(e, F_DELAY));
         arg(&it, "source", d9_sched_source_name(fld(e, F_SOURCE)), 0);
+        if (e->nfields > F_WINDOW) /* traces of older agents lack it */
+            arg(&it, "window_ns", NULL, (int64_t)fld(e, F_WINDOW));
         break;
     default:
         return;

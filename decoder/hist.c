@@ -82,18 +82,6 @@ uint64_t d9_hist_quantile(const struct d9_hist *h, double q)
     return h->max;
 }
 
-uint64_t d9_hist_count_above(const struct d9_hist *h, uint64_t limit)
-{
-    if (!h->n || h->max <= limit)
-        return 0;
-    if (h->min > limit)
-        return h->n;
-    uint64_t c = 0;
-    for (size_t i = d9_hist_index(limit + 1); i < D9_HIST_BUCKETS; i++)
-        c += h->b[i];
-    return c;
-}
-
 uint64_t d9_hist_bucket(const struct d9_hist *h, size_t i, uint64_t *lo, uint64_t *hi)
 {
     range(i, lo, hi);

@@ -26,10 +26,6 @@ int d9_hist_add(struct d9_hist *h, uint64_t v);
 int d9_hist_merge(struct d9_hist *dst, const struct d9_hist *src);
 /* Nearest-rank quantile, q in [0, 1]; 0 when empty. q = 1 gives max. */
 uint64_t d9_hist_quantile(const struct d9_hist *h, double q);
-/* Values > limit: exact when limit + 1 is a bucket's lower bound or limit is
- * below D9_HIST_SUB, else counts the whole bucket holding limit + 1 when
- * max > limit (an upper bound). */
-uint64_t d9_hist_count_above(const struct d9_hist *h, uint64_t limit);
 /* Bucket i's range [lo, hi] (inclusive) and count, i < D9_HIST_BUCKETS;
  * for charts. Returns the count (0 for an empty histogram). */
 uint64_t d9_hist_bucket(const struct d9_hist *h, size_t i, uint64_t *lo, uint64_t *hi);

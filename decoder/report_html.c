@@ -107,8 +107,10 @@ static void header(const struct d9_rep *r, int bad)
 static void limits_text(FILE *o, const struct d9_limits *l)
 {
     char a[24], b[24], c[24], d[24], e[24];
-    fprintf(o, "wake-to-run %s, scheduling delay %s, slow syscall %s, busy period %s, lock wait %s, drops %" PRIu64,
-            d9_fmt_dur(a, sizeof(a), l->wake_ns), d9_fmt_dur(b, sizeof(b), l->sched_ns),
+    fprintf(o,
+            "wake-to-run %s, scheduling delay %s and %" PRIu64 "%% of a reading's window, slow syscall %s, busy "
+            "period %s, lock wait %s, drops %" PRIu64,
+            d9_fmt_dur(a, sizeof(a), l->wake_ns), d9_fmt_dur(b, sizeof(b), l->sched_ns), l->sched_pct,
             d9_fmt_dur(c, sizeof(c), l->slow_ns), d9_fmt_dur(d, sizeof(d), l->busy_ns),
             d9_fmt_dur(e, sizeof(e), l->lock_ns), l->max_drops);
 }
@@ -194,14 +196,12 @@ int d9_cmd_report(int argc, char **argv)
     int bad = 0, to_file = c.out && strcmp(c.out, "-");
     struct d9_rep r = {.m = &m, .s = &s, .paths = c.paths, .npaths = c.npaths};
     /* The verdict's thresholds (exact "N over"), and the wake log the export walker needs for utilization. */
-    const struct d9_limits *l = &c.lim;
-    const uint64_t limit[D9_OVER_KINDS] = {l->wake_ns, l->sched_ns, l->slow_ns, l->busy_ns, l->lock_ns};
-    struct d9_analysis_opts ao = {.limit = limit, .wakelog = 1};
+    struct d9_analysis_opts ao = {.lim = &c.lim, .wakelog = 1};
     if (d9_load(&m, c.paths, c.npaths, &bad) < 0)
         rc = -1;
     if (rc == 0 && m.src)
         d9_stream_set_passes(m.src, 2); /* analysis, then the walk */
-    if (rc == 0 && (d9_analyse_opts(&m, &s, &ao) < 0 || d9_verdict(&s, bad, &c.lim, &f, &nf) < 0))
+    if (rc == 0 && (d9_analyse_opts(&m, &s, &ao) < 0 || d9_verdict(&s, bad, &f, &nf) < 0))
         rc = -1;
     if (rc == 0) {
         r.t0 = s.first_ts;

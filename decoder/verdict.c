@@ -27,21 +27,26 @@ static int push(struct flags *f, struct d9_flag x)
     return 0;
 }
 
-/* A flag for thread t when its values x go above limit (max is exact). The
- * count is exact for the thresholds the analysis counted (s->limit), else
- * the histogram's (at most one bucket, 3%, too many). */
-static int thread_flag(struct flags *f, const struct d9_summary *s, enum d9_flag_kind k, const struct d9_tstats *t,
-                       const struct d9_hist *x, enum d9_over o, uint64_t limit, int call)
+/* A flag for thread t when the analysis counted values of x above its
+ * threshold: the largest one (exact), or for sched_delay the reading
+ * furthest above its own threshold. */
+static int thread_flag(struct flags *f, enum d9_flag_kind k, const struct d9_tstats *t, const struct d9_hist *x,
+                       enum d9_over o, uint64_t limit, int call)
 {
-    if (x->max <= limit || !x->n)
+    if (!t->over[o])
         return 0;
-    uint64_t over = limit == s->limit[o] ? t->over[o] : d9_hist_count_above(x, limit);
-    return push(f, (struct d9_flag){k, x->max, limit, over, t->pid, t->tid, t->name, call});
+    struct d9_flag g = {k, x->max, limit, t->over[o], t->pid, t->tid, t->name, call, 0};
+    if (o == D9_OVER_SCHED) {
+        g.value = t->sched_worst;
+        g.threshold = t->sched_worst_limit;
+        g.window = t->sched_worst_window;
+    }
+    return push(f, g);
 }
 
-int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim, struct d9_flag **out,
-               size_t *nout)
+int d9_verdict(const struct d9_summary *s, int bad, struct d9_flag **out, size_t *nout)
 {
+    const struct d9_limits *lim = &s->lim;
     struct flags f = {0};
     int rc = 0;
     for (enum d9_flag_kind k = D9_FLAG_WAKE_LATENCY; rc == 0 && k <= D9_FLAG_LOCK_WAIT; k++)
@@ -49,18 +54,14 @@ int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim,
             const struct d9_tstats *t = &s->t[i];
             switch (k) {
             case D9_FLAG_WAKE_LATENCY:
-                rc = thread_flag(&f, s, k, t, &t->wake_lat, D9_OVER_WAKE, lim->wake_ns, -1);
+                rc = thread_flag(&f, k, t, &t->wake_lat, D9_OVER_WAKE, lim->wake_ns, -1);
                 break;
-            case D9_FLAG_SCHED_DELAY:
-                rc = thread_flag(&f, s, k, t, &t->sched, D9_OVER_SCHED, lim->sched_ns, -1);
-                break;
+            case D9_FLAG_SCHED_DELAY: rc = thread_flag(&f, k, t, &t->sched, D9_OVER_SCHED, lim->sched_ns, -1); break;
             case D9_FLAG_SLOW_SYSCALL:
-                rc = thread_flag(&f, s, k, t, &t->slow, D9_OVER_SLOW, lim->slow_ns, t->slow_worst_call);
+                rc = thread_flag(&f, k, t, &t->slow, D9_OVER_SLOW, lim->slow_ns, t->slow_worst_call);
                 break;
-            case D9_FLAG_BUSY_PERIOD:
-                rc = thread_flag(&f, s, k, t, &t->busy, D9_OVER_BUSY, lim->busy_ns, -1);
-                break;
-            default: rc = thread_flag(&f, s, k, t, &t->lockw, D9_OVER_LOCK, lim->lock_ns, t->lock_worst_call); break;
+            case D9_FLAG_BUSY_PERIOD: rc = thread_flag(&f, k, t, &t->busy, D9_OVER_BUSY, lim->busy_ns, -1); break;
+            default: rc = thread_flag(&f, k, t, &t->lockw, D9_OVER_LOCK, lim->lock_ns, t->lock_worst_call); break;
             }
         }
     if (rc == 0 && s->dropped > lim->max_drops) {
@@ -72,10 +73,10 @@ int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim,
                 worst = &s->t[i];
         }
         rc = push(&f, (struct d9_flag){D9_FLAG_DROPS, s->dropped, lim->max_drops, threads, worst ? worst->pid : 0,
-                                       worst ? worst->tid : 0, worst ? worst->name : NULL, -1});
+                                       worst ? worst->tid : 0, worst ? worst->name : NULL, -1, 0});
     }
     if (rc == 0 && bad > 0)
-        rc = push(&f, (struct d9_flag){D9_FLAG_DAMAGED_INPUT, (uint64_t)bad, 0, (uint64_t)bad, 0, 0, NULL, -1});
+        rc = push(&f, (struct d9_flag){D9_FLAG_DAMAGED_INPUT, (uint64_t)bad, 0, (uint64_t)bad, 0, 0, NULL, -1, 0});
     if (rc < 0) {
         free(f.v);
         f.v = NULL;

@@ -8,14 +8,6 @@
 
 #include "analysis.h"
 
-struct d9_limits {
-    uint64_t wake_ns, sched_ns, slow_ns, busy_ns, lock_ns; /* durations, ns */
-    uint64_t max_drops;                                    /* events */
-};
-
-/* wake 5 ms, sched 1 ms, slow syscall 10 ms, busy 50 ms, lock 10 ms, 0 drops. */
-#define D9_LIMITS_DEFAULT {5000000, 1000000, 10000000, 50000000, 10000000, 0}
-
 enum d9_flag_kind {
     D9_FLAG_WAKE_LATENCY, D9_FLAG_SCHED_DELAY, D9_FLAG_SLOW_SYSCALL, D9_FLAG_BUSY_PERIOD,
     D9_FLAG_LOCK_WAIT, D9_FLAG_DROPS, D9_FLAG_DAMAGED_INPUT
@@ -28,15 +20,16 @@ struct d9_flag {
     uint32_t pid, tid;         /* 0 when not about a thread */
     const char *name;          /* thread name, NULL when not about a thread */
     int call;                  /* the worst one's call, -1 when not about a call */
+    uint64_t window;           /* sched_delay: the worst reading's window, ns; 0 unknown or another flag */
 };
 
 const char *d9_flag_name(enum d9_flag_kind k);
 int d9_flag_is_duration(enum d9_flag_kind k);
 
-/* Appends the flags of s (damaged inputs: bad) to *out (malloc'd, free it):
- * per thread for durations, once for drops and damage. 0 ok, -1 out of memory. */
-int d9_verdict(const struct d9_summary *s, int bad, const struct d9_limits *lim, struct d9_flag **out,
-               size_t *nout);
+/* The flags of s at the thresholds it was analysed with (s->lim; damaged
+ * inputs: bad) into *out (malloc'd, free it): per thread for durations,
+ * once for drops and damage. 0 ok, -1 out of memory. */
+int d9_verdict(const struct d9_summary *s, int bad, struct d9_flag **out, size_t *nout);
 
 /* "X" decimal milliseconds (e.g. 5, 0.25) -> ns; 0 ok, -1 not a number >= 0. */
 int d9_parse_ms(const char *s, uint64_t *ns);

@@ -17,7 +17,8 @@ static const char *figure(char *buf, size_t n, const struct d9_flag *f, uint64_t
     return buf;
 }
 
-/* wake_latency 18.2ms > 5ms (3 over) pid 12 tid 14 worker-1 call=futex */
+/* wake_latency 18.2ms > 5ms (3 over) pid 12 tid 14 worker-1 call=futex
+ * sched_delay 12.1ms > 5.2ms (2 over) pid 12 tid 15 worker-2 window=52.0ms */
 static void print_text(const struct d9_flag *f, size_t n)
 {
     if (!n)
@@ -30,6 +31,8 @@ static void print_text(const struct d9_flag *f, size_t n)
             printf(" pid %" PRIu32 " tid %" PRIu32 " %s", f[i].pid, f[i].tid, d9_fmt_name(nm, sizeof(nm), f[i].name));
         if (f[i].call >= 0)
             printf(" call=%s", d9_call_name((unsigned)f[i].call));
+        if (f[i].window)
+            printf(" window=%s", d9_fmt_dur(v, sizeof(v), f[i].window));
         putchar('\n');
     }
 }
@@ -59,6 +62,10 @@ static void print_json(const struct d9_flag *f, size_t n)
         d9_jw_u64(&w, "count", f[i].count);
         if (f[i].call >= 0)
             d9_jw_str(&w, "call", d9_call_name((unsigned)f[i].call));
+        if (f[i].kind == D9_FLAG_SCHED_DELAY && f[i].window)
+            d9_jw_u64(&w, "window_ns", f[i].window);
+        else if (f[i].kind == D9_FLAG_SCHED_DELAY)
+            d9_jw_null(&w, "window_ns");
         d9_jw_end(&w);
     }
     d9_jw_end(&w);
@@ -72,13 +79,12 @@ int d9_cmd_verdict(char *const *paths, int npaths, int json, const struct d9_lim
     struct d9_summary s = {0};
     struct d9_flag *f = NULL;
     size_t n = 0;
-    const uint64_t limit[D9_OVER_KINDS] = {lim->wake_ns, lim->sched_ns, lim->slow_ns, lim->busy_ns, lim->lock_ns};
-    struct d9_analysis_opts o = {.limit = limit}; /* exact "N over" */
+    struct d9_analysis_opts o = {.lim = lim}; /* the verdict's thresholds: exact "N over" */
     int bad = 0, rc = d9_load(&m, paths, npaths, &bad);
     if (rc == 0)
         rc = d9_analyse_opts(&m, &s, &o);
     if (rc == 0)
-        rc = d9_verdict(&s, bad, lim, &f, &n);
+        rc = d9_verdict(&s, bad, &f, &n);
     if (rc < 0)
         fprintf(stderr, "dial9-decode: out of memory\n");
     else if (json)

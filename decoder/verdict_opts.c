@@ -7,22 +7,34 @@
 
 #include "cli.h"
 
-/* Verdict threshold options: the name and where the value goes. */
+enum kind { MS, COUNT, PCT };
+
+/* Verdict threshold options: the name, where the value goes, and its kind. */
 static const struct {
     const char *name;
     size_t off;
-    int count; /* 1: a count, 0: milliseconds */
+    enum kind kind;
 } limit_opts[] = {
-    {"--wake-latency-ms", offsetof(struct d9_limits, wake_ns), 0},
-    {"--sched-delay-ms", offsetof(struct d9_limits, sched_ns), 0},
-    {"--slow-syscall-ms", offsetof(struct d9_limits, slow_ns), 0},
-    {"--busy-ms", offsetof(struct d9_limits, busy_ns), 0},
-    {"--lock-wait-ms", offsetof(struct d9_limits, lock_ns), 0},
-    {"--max-drops", offsetof(struct d9_limits, max_drops), 1},
+    {"--wake-latency-ms", offsetof(struct d9_limits, wake_ns), MS},
+    {"--sched-delay-ms", offsetof(struct d9_limits, sched_ns), MS},
+    {"--sched-delay-pct", offsetof(struct d9_limits, sched_pct), PCT},
+    {"--slow-syscall-ms", offsetof(struct d9_limits, slow_ns), MS},
+    {"--busy-ms", offsetof(struct d9_limits, busy_ns), MS},
+    {"--lock-wait-ms", offsetof(struct d9_limits, lock_ns), MS},
+    {"--max-drops", offsetof(struct d9_limits, max_drops), COUNT},
 };
+
+static int parse(enum kind k, const char *v, uint64_t *dst)
+{
+    if (k == MS)
+        return d9_parse_ms(v, dst);
+    return d9_parse_count(v, dst) < 0 || (k == PCT && *dst > 100) ? -1 : 0;
+}
 
 int d9_limit_option(int argc, char **argv, int *i, struct d9_limits *lim)
 {
+    static const char *const what[] = {"number of milliseconds (e.g. 5, 0.5)", "count (0, 1, ...)",
+                                       "whole percentage (0-100)"};
     const char *a = argv[*i];
     for (size_t k = 0; k < sizeof(limit_opts) / sizeof(limit_opts[0]); k++) {
         size_t n = strlen(limit_opts[k].name);
@@ -33,10 +45,9 @@ int d9_limit_option(int argc, char **argv, int *i, struct d9_limits *lim)
             fprintf(stderr, "dial9-decode: missing value for %s\ntry 'dial9-decode --help'\n", limit_opts[k].name);
             return 2;
         }
-        uint64_t *dst = (uint64_t *)((char *)lim + limit_opts[k].off);
-        if ((limit_opts[k].count ? d9_parse_count(v, dst) : d9_parse_ms(v, dst)) < 0) {
+        if (parse(limit_opts[k].kind, v, (uint64_t *)((char *)lim + limit_opts[k].off)) < 0) {
             fprintf(stderr, "dial9-decode: %s: not a %s: %s\ntry 'dial9-decode --help'\n", limit_opts[k].name,
-                    limit_opts[k].count ? "count (0, 1, ...)" : "number of milliseconds (e.g. 5, 0.5)", v);
+                    what[limit_opts[k].kind], v);
             return 2;
         }
         return 1;

@@ -29,7 +29,7 @@ enum d9_type {
     D9_EV_EPOLL_CTL = 9,    /* op, epfd, fd (only for fds the agent tracks)      */
     D9_EV_SLOW_SYSCALL = 10, /* call, fd (-1 none), fd_kind, duration_ns; ts = call start */
     D9_EV_LOCK_WAIT = 11,   /* call, lock address, wait_ns; ts = start of the wait */
-    D9_EV_SCHED_DELAY = 12, /* delay_ns: run-queue wait since the last reading, source */
+    D9_EV_SCHED_DELAY = 12, /* delay_ns: run-queue wait since the last reading, source, window_ns */
     D9_EV_PREEMPT = 13,     /* duration_ns off CPU after an involuntary switch-out; ts = switch-out */
     D9_EV_TYPE_MAX = 14     /* one past the last type this version writes        */
 };
@@ -163,7 +163,7 @@ struct d9_schema_entry {
         {D9_EV_EPOLL_CTL, "uuu", "cab", "op,epfd,fd"},                         \
         {D9_EV_SLOW_SYSCALL, "usuu", "cxlb", "call,fd,fd_kind,duration_ns"},   \
         {D9_EV_LOCK_WAIT, "uru", "cab", "call,target,wait_ns"},                \
-        {D9_EV_SCHED_DELAY, "uu", "ac", "delay_ns,source"},                    \
+        {D9_EV_SCHED_DELAY, "uuu", "acb", "delay_ns,source,window_ns"},        \
         {D9_EV_PREEMPT, "u", "a", "duration_ns"},                              \
     }
 #define D9_SCHEMA_ENTRIES 13

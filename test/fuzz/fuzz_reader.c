@@ -178,10 +178,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(m.ev[i - 1].ts <= m.ev[i].ts);
     struct d9_summary s = {0};
     CHECK(d9_analyse(&m, &s) == 0);
-    struct d9_limits lim = D9_LIMITS_DEFAULT;
     struct d9_flag *flags = NULL;
     size_t nflags = 0;
-    CHECK(d9_verdict(&s, 0, &lim, &flags, &nflags) == 0);
+    CHECK(d9_verdict(&s, 0, &flags, &nflags) == 0);
     free(flags);
     FILE *out = stdout;
     stdout = devnull;

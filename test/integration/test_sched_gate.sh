@@ -11,6 +11,12 @@
 # - 20000 polls that return at once (gap 10 ms): no more readings than polls
 #   the program itself saw take 20 us or more, nor than the gap allows;
 # - DIAL9_SCHED=0, and the program without the agent: no reading at all.
+# The window of each sched_delay event (window_ns, the time since the
+# thread's previous reading) in the two long-park traces: readings tile the
+# thread's time, so a window starts no earlier than the previous event (and
+# the thread's start), spans at least the gap and at most the gap plus the
+# longest park and 5 ms, and holds the run-queue wait it reports; and no
+# more events than reads (a reading whose wait did not grow is not one).
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_PROGS/sched_gate"
@@ -48,4 +54,39 @@ expect("short polls: readings at most %d (polls of 20 us or more: %d)" % (cap, s
 expect("DIAL9_SCHED=0: readings", ns["reads"], 0)
 expect("no agent: readings", off["reads"], 0)
 ' "$D9_TMP/long" "$D9_TMP/default" "$D9_TMP/short" "$D9_TMP/nosched" "$D9_TMP/off"
-echo "PASS: schedstat read after long parks only, at most once per DIAL9_SCHED_GAP_MS (10 ms, and 50 by default)"
+
+for name in long default; do
+    d=$(echo "$D9_TMP/trace.$name"/sched_gate.*)
+    d9_assert_sealed "$d"
+    d9_assert_check "$d"
+    d9_decode_to "$D9_TMP/$name.events.jsonl" events --json "$d"
+done
+d9_py '
+def fields(path):
+    f = open(path).read().split()
+    return {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
+MS = 1000 * 1000
+US = 1000
+for line, path, gap in ((sys.argv[1], sys.argv[2], 10 * MS), (sys.argv[3], sys.argv[4], 50 * MS)):
+    run, events = fields(line), jsonl(path)
+    start = [e["ts"] for e in events if e["type"] == "thread_start"]
+    reads = [e for e in events if e["type"] == "sched_delay"]
+    label = "gap %d ms" % (gap // MS)
+    expect(label + ": one thread", len(start), 1)
+    if not reads or len(reads) > run["reads"]:
+        errors.append("%s: %d sched_delay events for %d reads" % (label, len(reads), run["reads"]))
+    prev = start[0] if start else 0
+    for i, e in enumerate(reads):
+        w = e.get("window_ns")
+        what = "%s: reading %d (ts %d, window %r, delay %d)" % (label, i, e["ts"], w, e["delay_ns"])
+        if w is None or e["ts"] - w < prev - US:
+            errors.append(what + ": starts before the previous reading at %d" % prev)
+        elif i and not gap - gap // 1000 <= w <= gap + run["max_park_ns"] + 5 * MS:
+            errors.append(what + ": outside the gap and the longest park %d ns" % run["max_park_ns"])
+        elif e["delay_ns"] > w:
+            errors.append(what + ": waited longer than its window")
+        prev = e["ts"]
+    print("%s: %d readings, windows %.2f..%.2f ms" % (label, len(reads), min(e["window_ns"] for e in reads[1:]) / MS,
+          max(e["window_ns"] for e in reads[1:]) / MS) if len(reads) > 1 else label)
+' "$D9_TMP/long" "$D9_TMP/long.events.jsonl" "$D9_TMP/default" "$D9_TMP/default.events.jsonl"
+echo "PASS: schedstat read after long parks only, at most once per DIAL9_SCHED_GAP_MS (10 ms, and 50 by default); each reading says its window"

@@ -157,8 +157,9 @@ else:
         errors.append("worst wake wakee %r is not a worker" % top.get("wakee_tid"))
 
 for e in events:
-    if e["type"] == "sched_delay" and ("delay_ns" not in e or "source" not in e or e["delay_ns"] <= 0):
-        errors.append("bad sched_delay event %r" % e)
+    if e["type"] == "sched_delay" and ("delay_ns" not in e or "source" not in e or e["delay_ns"] <= 0 or
+                                       not e["delay_ns"] <= e.get("window_ns", -1) <= e["ts"]):
+        errors.append("bad sched_delay event (a wait longer than its window?) %r" % e)
         break
     if e["type"] == "preempt" and e.get("duration_ns") is None:
         errors.append("bad preempt event %r" % e)
@@ -211,6 +212,26 @@ verdict hogs $flags
 [ "$vrc" -eq 1 ] || d9_fail "verdict exited $vrc with hogs, want 1"
 grep -qi 'wake' "$D9_TMP/hogs.verdict" || d9_fail "verdict did not flag wake latency"
 grep -qi 'sched' "$D9_TMP/hogs.verdict" || d9_fail "verdict did not flag scheduling delay"
+# Each sched_delay flag is a reading of its thread, above both thresholds:
+# --sched-delay-ms and 10% (the default) of the window it covers.
+# shellcheck disable=SC2086 # flags is a list of words
+"$D9_DECODER" verdict --json $flags "$dir" >"$D9_TMP/hogs.verdict.json" || [ $? -eq 1 ] ||
+    d9_fail "verdict --json failed"
+d9_py '
+v = json.load(open(sys.argv[1]))
+events = jsonl(sys.argv[2])
+ms = float(sys.argv[3].split("--sched-delay-ms ")[1].split()[0]) if "--sched-delay-ms" in sys.argv[3] else 1.0
+sd = [f for f in v["flags"] if f["flag"] == "sched_delay"]
+if not sd:
+    errors.append("no sched_delay flag in the JSON verdict")
+for f in sd:
+    w = f.get("window_ns")
+    mine = [(e["delay_ns"], e["window_ns"]) for e in events if e["tid"] == f["tid"] and e["type"] == "sched_delay"]
+    expect("flag of %d: its worst reading is one of its events" % f["tid"], (f["value"], w) in mine, True)
+    expect("flag of %d: threshold" % f["tid"], f["threshold"], max(int(ms * 1000000), (w or 0) * 10 // 100))
+    over = [d for d, win in mine if d > max(ms * 1000000, win * 10 // 100)]
+    expect("flag of %d: count" % f["tid"], f["count"], len(over))
+' "$D9_TMP/hogs.verdict.json" "$D9_TMP/hogs.events.jsonl" "$flags"
 
 # --- Hogs without DIAL9_PREEMPT: scheduling delay (schedstat) still, no preemptions
 run_story nopreempt --hogs "$hogs" --rounds "$rounds" --work-us 2000

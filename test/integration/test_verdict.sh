@@ -69,7 +69,8 @@ rc=0; out=$("$D" verdict $high "$D9_TMP/cut.d9.open" 2>/dev/null) || rc=$?
 
 # --- Usage errors: 2 -------------------------------------------------------
 for args in "--wake-latency-ms abc" "--wake-latency-ms -1" "--busy-ms 5ms" "--max-drops 1.5" \
-    "--sched-delay-ms=" "--bogus" "--wake-latency-ms"; do
+    "--sched-delay-ms=" "--sched-delay-pct 101" "--sched-delay-pct 5.5" "--sched-delay-pct -1" "--bogus" \
+    "--wake-latency-ms"; do
     rc=0
     "$D" verdict $args "$trace" >/dev/null 2>&1 || rc=$?
     [ $rc -eq 2 ] || d9_fail "verdict $args exited $rc, want 2"
@@ -77,7 +78,7 @@ done
 rc=0; "$D" verdict >/dev/null 2>&1 || rc=$?
 [ $rc -eq 2 ] || d9_fail "verdict without PATH exited $rc, want 2"
 help=$("$D" --help)
-for opt in --wake-latency-ms --sched-delay-ms --slow-syscall-ms --busy-ms --lock-wait-ms --max-drops; do
+for opt in --wake-latency-ms --sched-delay-ms --sched-delay-pct --slow-syscall-ms --busy-ms --lock-wait-ms --max-drops; do
     grep -q -- "$opt" <<<"$help" || d9_fail "--help does not document $opt"
 done
 echo "PASS"

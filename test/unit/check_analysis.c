@@ -55,9 +55,10 @@ static void lockw(struct trace *t, uint32_t tid, uint64_t ts, uint8_t call, uint
     ev(t, tid, (struct d9_raw_event){.ts = ts, .type = D9_EV_LOCK_WAIT, .call = call, .a = addr, .b = wait});
 }
 
-static void sched(struct trace *t, uint32_t tid, uint64_t ts, uint64_t delay)
+static void sched(struct trace *t, uint32_t tid, uint64_t ts, uint64_t delay, uint64_t window)
 {
-    ev(t, tid, (struct d9_raw_event){.ts = ts, .type = D9_EV_SCHED_DELAY, .call = D9_SCHED_SCHEDSTAT, .a = delay});
+    ev(t, tid,
+       (struct d9_raw_event){.ts = ts, .type = D9_EV_SCHED_DELAY, .call = D9_SCHED_SCHEDSTAT, .a = delay, .b = window});
 }
 
 static void preempt(struct trace *t, uint32_t tid, uint64_t ts, uint64_t dur)
@@ -71,8 +72,9 @@ static void epoll_add(struct trace *t, uint32_t tid, uint64_t ts, uint8_t op, ui
 }
 
 /* Encodes the trace as one segment (a chunk per thread, events in the order
- * given), reads it back into m and analyses it into s. */
-static void load(struct trace *t, struct d9_model *m, struct d9_summary *s)
+ * given), reads it back into m and analyses it into s at thresholds lim
+ * (NULL: the defaults). */
+static void load_at(struct trace *t, struct d9_model *m, struct d9_summary *s, const struct d9_limits *lim)
 {
     static uint8_t raw[1 << 16], seg[1 << 17];
     static const uint32_t tids[1] = {1};
@@ -108,9 +110,11 @@ static void load(struct trace *t, struct d9_model *m, struct d9_summary *s)
     ck_assert_int_eq(d9_model_add_header(m, &sg), 0);
     d9_seg_free(&sg);
     ck_assert_int_eq(d9_model_sort(m), 0);
-    struct d9_analysis_opts o = {.wakelog = 1};
+    struct d9_analysis_opts o = {.lim = lim, .wakelog = 1};
     ck_assert_int_eq(d9_analyse_opts(m, s, &o), 0);
 }
+
+static void load(struct trace *t, struct d9_model *m, struct d9_summary *s) { load_at(t, m, s, NULL); }
 
 static void unload(struct d9_model *m, struct d9_summary *s)
 {
@@ -250,13 +254,13 @@ START_TEST(slow_syscalls_locks_sched_busy)
     /* Thread 30: a busy period 1000..100000 holding two slow syscalls and a
      * preemption; then a short one. */
     unpark(&t, 30, 1000, D9_CALL_EPOLL_WAIT);
-    sched(&t, 30, 1000, 400);
+    sched(&t, 30, 1000, 400, 1000);
     slow(&t, 30, 2000, D9_CALL_OPENAT, 7, D9_FD_FILE, 30000);
     preempt(&t, 30, 40000, 20000);
     slow(&t, 30, 70000, D9_CALL_DUP2, 1000, D9_FD_SOCKET, 25000);
     park(&t, 30, 100000, D9_CALL_EPOLL_WAIT, 5);
     unpark(&t, 30, 110000, D9_CALL_EPOLL_WAIT);
-    sched(&t, 30, 110000, 9000);
+    sched(&t, 30, 110000, 9000, 109000);
     slow(&t, 30, 111000, D9_CALL_OPENAT, -1, D9_FD_UNKNOWN, 5000);
     park(&t, 30, 120000, D9_CALL_EPOLL_WAIT, 5);
     /* Thread 31: lock waits on two addresses. */
@@ -327,17 +331,23 @@ START_TEST(slow_syscalls_locks_sched_busy)
 }
 END_TEST
 
-/* Flags of kind k in a verdict of s under lim. */
-static size_t flags_of(const struct d9_summary *s, int bad, const struct d9_limits *lim, enum d9_flag_kind k,
-                       struct d9_flag *first)
+/* Flags of kind k in a verdict of t analysed at lim; the first in *first. */
+static size_t flags_of(struct trace *t, int bad, const struct d9_limits *lim, enum d9_flag_kind k,
+                       struct d9_flag *first, size_t *all)
 {
+    struct d9_model m;
+    struct d9_summary s;
+    load_at(t, &m, &s, lim);
     struct d9_flag *f;
     size_t n, hits = 0;
-    ck_assert_int_eq(d9_verdict(s, bad, lim, &f, &n), 0);
+    ck_assert_int_eq(d9_verdict(&s, bad, &f, &n), 0);
     for (size_t i = 0; i < n; i++)
         if (f[i].kind == k && !hits++ && first)
             *first = f[i];
     free(f);
+    unload(&m, &s);
+    if (all)
+        *all = n;
     return hits;
 }
 
@@ -348,21 +358,16 @@ START_TEST(verdict_thresholds)
     park(&t, 41, 0, D9_CALL_FUTEX, 0x10);
     wake(&t, 40, 1 * MS, D9_CALL_FUTEX, 0x10, 1);
     unpark(&t, 41, 6 * MS, D9_CALL_FUTEX); /* wake-to-run 5 ms; busy 6 -> 56 ms */
-    sched(&t, 41, 6 * MS, 2 * MS);
+    sched(&t, 41, 6 * MS, 2 * MS, 0); /* no window: judged by sched_ns alone */
     slow(&t, 41, 7 * MS, D9_CALL_FSYNC, 3, D9_FD_FILE, 10 * MS);
     lockw(&t, 41, 20 * MS, D9_CALL_MUTEX_LOCK, 0x99, 10 * MS);
     park(&t, 41, 56 * MS, D9_CALL_FUTEX, 0x10);
     ev(&t, 41, (struct d9_raw_event){.ts = 57 * MS, .type = D9_EV_DROP, .a = 3});
-    struct d9_model m;
-    struct d9_summary s;
-    load(&t, &m, &s);
 
-    struct d9_limits at = {5 * MS, 2 * MS, 10 * MS, 50 * MS, 10 * MS, 3}; /* exactly at: clean */
-    struct d9_flag *f;
+    struct d9_limits at = {5 * MS, 2 * MS, 10 * MS, 50 * MS, 10 * MS, 3, 10}; /* exactly at: clean */
     size_t n;
-    ck_assert_int_eq(d9_verdict(&s, 0, &at, &f, &n), 0);
+    ck_assert_uint_eq(flags_of(&t, 0, &at, D9_FLAG_DROPS, NULL, &n), 0);
     ck_assert_uint_eq(n, 0);
-    free(f);
     /* One below each figure: that flag, and only that one. */
     static const enum d9_flag_kind kinds[] = {D9_FLAG_WAKE_LATENCY, D9_FLAG_SCHED_DELAY, D9_FLAG_SLOW_SYSCALL,
                                               D9_FLAG_BUSY_PERIOD, D9_FLAG_LOCK_WAIT, D9_FLAG_DROPS};
@@ -371,15 +376,14 @@ START_TEST(verdict_thresholds)
         struct d9_limits below = at;
         *(uint64_t *)((char *)&below + ((char *)fields[i] - (char *)&at)) -= 1;
         struct d9_flag x;
-        ck_assert_uint_eq(flags_of(&s, 0, &below, kinds[i], &x), 1);
-        ck_assert_int_eq(d9_verdict(&s, 0, &below, &f, &n), 0);
+        ck_assert_uint_eq(flags_of(&t, 0, &below, kinds[i], &x, &n), 1);
         ck_assert_uint_eq(n, 1);
-        free(f);
         ck_assert_uint_eq(x.value, *fields[i]);
         ck_assert_uint_eq(x.threshold, *fields[i] - 1);
         ck_assert_uint_eq(x.count, 1);
         ck_assert_uint_eq(x.pid, PID);
         ck_assert_uint_eq(x.tid, 41);
+        ck_assert_uint_eq(x.window, 0);
         if (kinds[i] == D9_FLAG_SLOW_SYSCALL)
             ck_assert_int_eq(x.call, D9_CALL_FSYNC);
         else if (kinds[i] == D9_FLAG_LOCK_WAIT)
@@ -389,10 +393,50 @@ START_TEST(verdict_thresholds)
     }
     /* Damaged input is a flag by itself. */
     struct d9_flag x;
-    ck_assert_uint_eq(flags_of(&s, 2, &at, D9_FLAG_DAMAGED_INPUT, &x), 1);
+    ck_assert_uint_eq(flags_of(&t, 2, &at, D9_FLAG_DAMAGED_INPUT, &x, NULL), 1);
     ck_assert_uint_eq(x.value, 2);
     ck_assert_ptr_null(x.name);
-    unload(&m, &s);
+}
+END_TEST
+
+/* A sched_delay reading is over when its wait is above sched_ns and above
+ * sched_pct of its window; the flag shows the reading furthest above its
+ * own threshold, with that threshold and window. */
+START_TEST(verdict_sched_share)
+{
+    static struct trace t;
+    t.n = 0;
+    unpark(&t, 50, 0, D9_CALL_FUTEX);
+    sched(&t, 50, 50 * MS, 4 * MS, 50 * MS);   /* 8% of 50 ms: under 10% */
+    sched(&t, 50, 100 * MS, 6 * MS, 50 * MS);  /* 12% of 50 ms: over 5 ms by 1.2x */
+    sched(&t, 50, 110 * MS, 3 * MS, 10 * MS);  /* 30% of 10 ms: over 1 ms by 3x, the worst */
+    sched(&t, 50, 111 * MS, 900000, 1 * MS);   /* 90% of 1 ms, but not above 1 ms */
+    sched(&t, 50, 300 * MS, 19 * MS, 189 * MS); /* 10.05%: over 18.9 ms */
+    park(&t, 50, 301 * MS, D9_CALL_FUTEX, 0x10);
+    struct d9_limits lim = D9_LIMITS_DEFAULT;
+    struct d9_flag x;
+    ck_assert_uint_eq(flags_of(&t, 0, &lim, D9_FLAG_SCHED_DELAY, &x, NULL), 1);
+    ck_assert_uint_eq(x.count, 3);
+    ck_assert_uint_eq(x.value, 3 * MS);
+    ck_assert_uint_eq(x.threshold, 1 * MS);
+    ck_assert_uint_eq(x.window, 10 * MS);
+    ck_assert_uint_eq(x.tid, 50);
+    /* 0%: the duration alone, as for readings without a window */
+    lim.sched_pct = 0;
+    ck_assert_uint_eq(flags_of(&t, 0, &lim, D9_FLAG_SCHED_DELAY, &x, NULL), 1);
+    ck_assert_uint_eq(x.count, 4);
+    ck_assert_uint_eq(x.value, 19 * MS);
+    ck_assert_uint_eq(x.threshold, 1 * MS);
+    /* 100%: a wait can never be longer than its window */
+    lim.sched_pct = 100;
+    ck_assert_uint_eq(flags_of(&t, 0, &lim, D9_FLAG_SCHED_DELAY, NULL, NULL), 0);
+    /* 30% is not above 30% */
+    lim.sched_pct = 30;
+    ck_assert_uint_eq(flags_of(&t, 0, &lim, D9_FLAG_SCHED_DELAY, NULL, NULL), 0);
+    lim.sched_pct = 29;
+    ck_assert_uint_eq(flags_of(&t, 0, &lim, D9_FLAG_SCHED_DELAY, &x, NULL), 1);
+    ck_assert_uint_eq(x.count, 1);
+    ck_assert_uint_eq(x.threshold, 2900000);
 }
 END_TEST
 
@@ -541,6 +585,7 @@ D9_SUITE(decoder_analysis)
     tcase_add_test(tc, pipe_and_eventfd_wakes_through_epoll);
     tcase_add_test(tc, slow_syscalls_locks_sched_busy);
     tcase_add_test(tc, verdict_thresholds);
+    tcase_add_test(tc, verdict_sched_share);
     tcase_add_test(tc, parse_thresholds);
     tcase_add_test(tc, topk_and_percentiles);
     tcase_add_test(tc, wake_matched_after_its_ts);
