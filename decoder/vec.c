@@ -49,27 +49,6 @@ struct d9_dist d9_vec_dist(struct d9_vec *x)
     return d;
 }
 
-size_t d9_vec_count_above(const struct d9_vec *x, uint64_t limit)
-{
-    size_t lo = 0, hi = x->n; /* first index with v > limit */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->v[mid] <= limit)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return x->n - lo;
-}
-
-uint64_t d9_vec_sum(const struct d9_vec *x)
-{
-    uint64_t s = 0;
-    for (size_t i = 0; i < x->n; i++)
-        s += x->v[i];
-    return s;
-}
-
 void d9_vec_free(struct d9_vec *x)
 {
     free(x->v);

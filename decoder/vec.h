@@ -20,9 +20,6 @@ struct d9_dist {
 int d9_vec_push(struct d9_vec *x, uint64_t v);
 /* Sorts x ascending and returns its distribution. */
 struct d9_dist d9_vec_dist(struct d9_vec *x);
-/* Values > limit in a sorted x. */
-size_t d9_vec_count_above(const struct d9_vec *x, uint64_t limit);
-uint64_t d9_vec_sum(const struct d9_vec *x);
 void d9_vec_free(struct d9_vec *x);
 
 /* Grows *v (elements of size bytes) so that index n fits. 0 ok, -1 out of memory. */
