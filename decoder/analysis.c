@@ -68,13 +68,18 @@ static int put(struct ctx *c, struct d9_tstats *t, struct d9_hist *h, enum d9_ov
 
 /* A sched_delay reading: over when its wait is above sched_ns and above
  * sched_pct of its window (analysis.h); the worst is the one furthest
- * above its own threshold. */
+ * above its own threshold. Also keeps the largest share of a window. */
 static int sched_delay(struct ctx *c, struct d9_tstats *t, uint64_t delay, uint64_t window)
 {
     const struct d9_limits *l = &c->s->lim;
     uint64_t share = window ? (uint64_t)((unsigned __int128)window * l->sched_pct / 100) : 0;
     uint64_t limit = share > l->sched_ns ? share : l->sched_ns;
     t->sched_total += delay;
+    if (window && (!t->sched_share_window || (unsigned __int128)delay * t->sched_share_window >
+                                                 (unsigned __int128)t->sched_share_delay * window)) {
+        t->sched_share_delay = delay;
+        t->sched_share_window = window;
+    }
     if (delay > limit) {
         unsigned __int128 a = (unsigned __int128)delay * t->sched_worst_limit,
                           b = (unsigned __int128)t->sched_worst * limit;

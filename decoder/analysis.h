@@ -58,6 +58,9 @@ struct d9_tstats {
      * threshold), when over[D9_OVER_SCHED]: its wait, the threshold it had
      * (ns) and its window (ns; 0 unknown). */
     uint64_t sched_worst, sched_worst_limit, sched_worst_window;
+    /* The sched_delay reading with the largest share of its window waited
+     * (readings with a window only): its wait and window, ns; 0 when none. */
+    uint64_t sched_share_delay, sched_share_window;
     uint64_t sched_total, lock_total, preempts, preempt_total, preempt_max, slow_max, lock_max;
     uint8_t slow_worst_call, lock_worst_call; /* call of the longest one */
 };

@@ -127,7 +127,8 @@ static void sched_table(const struct d9_rep *r)
             continue;
         if (!any++)
             fputs("<table><thead><tr><th>pid</th><th>thread</th><th>readings</th><th>run-queue wait</th>"
-                  "<th>max reading</th><th>preemptions</th><th>off CPU</th><th>max</th></tr></thead><tbody>\n",
+                  "<th>max reading</th><th>max share of a reading's window</th><th>preemptions</th><th>off CPU</th>"
+                  "<th>max</th></tr></thead><tbody>\n",
                   r->out);
         fprintf(r->out, "<tr><td class=\"n\">%" PRIu32 "</td><td>", t->pid);
         d9_rep_thread(r, t->pid, t->tid);
@@ -135,6 +136,13 @@ static void sched_table(const struct d9_rep *r)
         td_u64(r, sd->n);
         d9_rep_td_dur(r, t->sched_total);
         d9_rep_td_dur(r, sd->max);
+        if (t->sched_share_window) {
+            char w[24];
+            fprintf(r->out, "<td class=\"n\">%.1f%% of %s</td>",
+                    100.0 * (double)t->sched_share_delay / (double)t->sched_share_window,
+                    d9_fmt_dur(w, sizeof(w), t->sched_share_window));
+        } else
+            fputs("<td class=\"n\">-</td>", r->out);
         td_u64(r, t->preempts);
         d9_rep_td_dur(r, t->preempt_total);
         d9_rep_td_dur(r, t->preempt_max);

@@ -114,7 +114,18 @@ static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
     json_dist(w, "park_ns", &t->park_ns);
     json_dist(w, "busy_period_ns", &t->busy_period_ns);
     json_dist(w, "wake_latency_ns", &t->wake_latency_ns);
-    json_sum(w, "sched_delay_ns", "total", "max", t->sched.n, t->sched_total, t->sched.max);
+    d9_jw_obj(w, "sched_delay_ns");
+    d9_jw_u64(w, "count", t->sched.n);
+    d9_jw_u64(w, "total", t->sched_total);
+    d9_jw_u64(w, "max", t->sched.max);
+    if (t->sched_share_window) {
+        d9_jw_obj(w, "max_share");
+        d9_jw_u64(w, "delay_ns", t->sched_share_delay);
+        d9_jw_u64(w, "window_ns", t->sched_share_window);
+        d9_jw_end(w);
+    } else
+        d9_jw_null(w, "max_share");
+    d9_jw_end(w);
     json_sum(w, "preempt", "total_ns", "max_ns", t->preempts, t->preempt_total, t->preempt_max);
     d9_jw_u64(w, "slow_syscalls", t->slow.n);
     json_sum(w, "lock_waits", "total_ns", "max_ns", t->lockw.n, t->lock_total, t->lock_max);

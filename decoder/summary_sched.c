@@ -8,20 +8,24 @@
 
 void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
 {
-    char a[24], b[24], c[24], d[24], n[24];
-    puts("\nkernel scheduling delay (run-queue wait, schedstat) and involuntary preemption, per thread:");
+    char a[24], b[24], c[24], d[24], n[24], sh[40];
+    puts("\nkernel scheduling delay (run-queue wait, schedstat) and involuntary preemption, per thread\n"
+         "(MAX SHARE: the reading that waited the largest share of the time it covers):");
     int any = 0;
     for (size_t i = 0; i < s->nt; i++) {
         const struct d9_tstats *t = &s->t[i];
         if (!t->sched.n && !t->preempts)
             continue;
         if (!any++)
-            printf("  %-8s %-8s %-16s %8s %10s %10s %8s %10s %10s\n", "PID", "TID", "NAME", "READINGS", "DELAY",
-                   "MAX", "PREEMPTS", "OFF-CPU", "MAX");
-        uint64_t max = t->sched.max;
-        printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %8" PRIu64 " %10s %10s\n", t->pid, t->tid,
-               d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
-               d9_fmt_dur(b, sizeof(b), max), t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
+            printf("  %-8s %-8s %-16s %8s %10s %10s %-18s %8s %10s %10s\n", "PID", "TID", "NAME", "READINGS", "DELAY",
+                   "MAX", "MAX SHARE", "PREEMPTS", "OFF-CPU", "MAX");
+        snprintf(sh, sizeof(sh), "-");
+        if (t->sched_share_window)
+            snprintf(sh, sizeof(sh), "%.1f%% of %s", 100.0 * (double)t->sched_share_delay / (double)t->sched_share_window,
+                     d9_fmt_dur(a, sizeof(a), t->sched_share_window));
+        printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %-18s %8" PRIu64 " %10s %10s\n", t->pid,
+               t->tid, d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
+               d9_fmt_dur(b, sizeof(b), t->sched.max), sh, t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
                d9_fmt_dur(d, sizeof(d), t->preempt_max));
     }
     if (!any)

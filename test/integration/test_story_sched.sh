@@ -123,6 +123,12 @@ for w in truth["workers"]:
     sd = t.get("sched_delay_ns") or {}
     delays = [e["delay_ns"] for e in mine if e["type"] == "sched_delay"]
     expect(label + " sched_delay total (summary vs events)", sd.get("total"), sum(delays))
+    shares = [(e["delay_ns"], e["window_ns"]) for e in mine if e["type"] == "sched_delay"]
+    share = sd.get("max_share") or {}
+    if shares and abs(share.get("delay_ns", 0) / max(share.get("window_ns", 0), 1) -
+                      max(d / w for d, w in shares)) > 1e-12:
+        errors.append("%s sched_delay max_share %r, the events largest %r"
+                      % (label, share, max(shares, key=lambda x: x[0] / x[1])))
     if not delays or not sd.get("count"):
         errors.append(label + ": no scheduling delay reported: %r" % sd)
     between = sum(e["delay_ns"] for e in between_of(events, w["tid"]))

@@ -270,6 +270,7 @@ START_TEST(slow_syscalls_locks_sched_busy)
     lockw(&t, 31, 3000, D9_CALL_RWLOCK_WRLOCK, 0xb000, 5000);
     park(&t, 31, 4000, D9_CALL_FUTEX, 0x77);
     lockw(&t, 32, 1500, D9_CALL_MUTEX_LOCK, 0xa000, 2000);
+    sched(&t, 32, 1600, 5000, 0); /* no window (an older agent's): no share */
     struct d9_model m;
     struct d9_summary s;
     load(&t, &m, &s);
@@ -295,6 +296,10 @@ START_TEST(slow_syscalls_locks_sched_busy)
     ck_assert_uint_eq(a->sched.n, 2);
     ck_assert_uint_eq(a->sched_total, 9400);
     ck_assert_uint_eq(a->sched.max, 9000);
+    ck_assert_uint_eq(a->sched_share_delay, 400); /* 40% of 1000 ns, against 9000 of 109000 */
+    ck_assert_uint_eq(a->sched_share_window, 1000);
+    ck_assert_uint_eq(thread(&s, 32)->sched.n, 1);
+    ck_assert_uint_eq(thread(&s, 32)->sched_share_window, 0);
     ck_assert_uint_eq(a->preempts, 1);
     ck_assert_uint_eq(a->preempt_total, 20000);
 
