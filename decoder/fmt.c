@@ -17,6 +17,16 @@ const char *d9_fmt_dur(char *buf, size_t n, uint64_t ns)
     return buf;
 }
 
+const char *d9_fmt_share(char *buf, size_t n, uint64_t part, uint64_t whole)
+{
+    char w[24];
+    if (!whole)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f%% of %s", 100.0 * (double)part / (double)whole, d9_fmt_dur(w, sizeof(w), whole));
+    return buf;
+}
+
 const char *d9_fmt_ts(char *buf, size_t n, uint64_t ns)
 {
     snprintf(buf, n, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);

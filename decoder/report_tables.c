@@ -136,13 +136,9 @@ static void sched_table(const struct d9_rep *r)
         td_u64(r, sd->n);
         d9_rep_td_dur(r, t->sched_total);
         d9_rep_td_dur(r, sd->max);
-        if (t->sched_share_window) {
-            char w[24];
-            fprintf(r->out, "<td class=\"n\">%.1f%% of %s</td>",
-                    100.0 * (double)t->sched_share_delay / (double)t->sched_share_window,
-                    d9_fmt_dur(w, sizeof(w), t->sched_share_window));
-        } else
-            fputs("<td class=\"n\">-</td>", r->out);
+        char sh[40];
+        fprintf(r->out, "<td class=\"n\">%s</td>",
+                d9_fmt_share(sh, sizeof(sh), t->sched_share_delay, t->sched_share_window));
         td_u64(r, t->preempts);
         d9_rep_td_dur(r, t->preempt_total);
         d9_rep_td_dur(r, t->preempt_max);

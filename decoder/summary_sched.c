@@ -19,13 +19,10 @@ void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
         if (!any++)
             printf("  %-8s %-8s %-16s %8s %10s %10s %-18s %8s %10s %10s\n", "PID", "TID", "NAME", "READINGS", "DELAY",
                    "MAX", "MAX SHARE", "PREEMPTS", "OFF-CPU", "MAX");
-        snprintf(sh, sizeof(sh), "-");
-        if (t->sched_share_window)
-            snprintf(sh, sizeof(sh), "%.1f%% of %s", 100.0 * (double)t->sched_share_delay / (double)t->sched_share_window,
-                     d9_fmt_dur(a, sizeof(a), t->sched_share_window));
         printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %-18s %8" PRIu64 " %10s %10s\n", t->pid,
                t->tid, d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
-               d9_fmt_dur(b, sizeof(b), t->sched.max), sh, t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
+               d9_fmt_dur(b, sizeof(b), t->sched.max),
+               d9_fmt_share(sh, sizeof(sh), t->sched_share_delay, t->sched_share_window), t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
                d9_fmt_dur(d, sizeof(d), t->preempt_max));
     }
     if (!any)

@@ -1,11 +1,13 @@
 /* check_analysis.c - the decoder's "why was it slow" analysis on synthetic
  * traces encoded with the agent's encoder and read back through the reader:
  * wake-to-run latency, summary sections, verdict thresholds. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "encode.h"
+#include "fmt.h"
 #include "model.h"
 #include "reader.h"
 #include "unit.h"
@@ -300,6 +302,10 @@ START_TEST(slow_syscalls_locks_sched_busy)
     ck_assert_uint_eq(a->sched_share_window, 1000);
     ck_assert_uint_eq(thread(&s, 32)->sched.n, 1);
     ck_assert_uint_eq(thread(&s, 32)->sched_share_window, 0);
+    char sh[40], want[40], dur[24];
+    snprintf(want, sizeof(want), "40.0%% of %s", d9_fmt_dur(dur, sizeof(dur), 1000));
+    ck_assert_str_eq(d9_fmt_share(sh, sizeof(sh), a->sched_share_delay, a->sched_share_window), want);
+    ck_assert_str_eq(d9_fmt_share(sh, sizeof(sh), 5000, 0), "-");
     ck_assert_uint_eq(a->preempts, 1);
     ck_assert_uint_eq(a->preempt_total, 20000);
 
