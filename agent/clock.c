@@ -175,10 +175,11 @@ uint64_t d9_ns_stamp(uint64_t ns)
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
-/* Events whose b is a duration in stamps from ts on (hooks_lock.c,
- * hooks_slow.c), or up to ts (SCHED_DELAY's window, scheduling.c). */
+/* Events whose b is a duration in stamps from ts on (hooks_lock.c, hooks_slow.c). */
 static int has_duration(uint8_t type) { return type == D9_EV_LOCK_WAIT || type == D9_EV_SLOW_SYSCALL; }
 
+/* ts and the stamp durations in b to ns: from ts on (has_duration), or up
+ * to ts (SCHED_DELAY's window, scheduling.c). */
 static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *ev)
 {
     uint64_t t0 = ev->ts;

@@ -27,21 +27,15 @@ static int push(struct flags *f, struct d9_flag x)
     return 0;
 }
 
-/* A flag for thread t when the analysis counted values of x above its
- * threshold: the largest one (exact), or for sched_delay the reading
- * furthest above its own threshold. */
-static int thread_flag(struct flags *f, enum d9_flag_kind k, const struct d9_tstats *t, const struct d9_hist *x,
-                       enum d9_over o, uint64_t limit, int call)
+/* A flag for thread t when the analysis counted values of kind o above
+ * their threshold: the worst one's figure (value), the threshold it was
+ * above, and for sched_delay its window. */
+static int thread_flag(struct flags *f, enum d9_flag_kind k, const struct d9_tstats *t, enum d9_over o,
+                       uint64_t value, uint64_t threshold, uint64_t window, int call)
 {
     if (!t->over[o])
         return 0;
-    struct d9_flag g = {k, x->max, limit, t->over[o], t->pid, t->tid, t->name, call, 0};
-    if (o == D9_OVER_SCHED) {
-        g.value = t->sched_worst;
-        g.threshold = t->sched_worst_limit;
-        g.window = t->sched_worst_window;
-    }
-    return push(f, g);
+    return push(f, (struct d9_flag){k, value, threshold, t->over[o], t->pid, t->tid, t->name, call, window});
 }
 
 int d9_verdict(const struct d9_summary *s, int bad, struct d9_flag **out, size_t *nout)
@@ -54,14 +48,19 @@ int d9_verdict(const struct d9_summary *s, int bad, struct d9_flag **out, size_t
             const struct d9_tstats *t = &s->t[i];
             switch (k) {
             case D9_FLAG_WAKE_LATENCY:
-                rc = thread_flag(&f, k, t, &t->wake_lat, D9_OVER_WAKE, lim->wake_ns, -1);
+                rc = thread_flag(&f, k, t, D9_OVER_WAKE, t->wake_lat.max, lim->wake_ns, 0, -1);
                 break;
-            case D9_FLAG_SCHED_DELAY: rc = thread_flag(&f, k, t, &t->sched, D9_OVER_SCHED, lim->sched_ns, -1); break;
+            case D9_FLAG_SCHED_DELAY: /* the reading furthest above its own threshold */
+                rc = thread_flag(&f, k, t, D9_OVER_SCHED, t->sched_worst, t->sched_worst_limit, t->sched_worst_window,
+                                 -1);
+                break;
             case D9_FLAG_SLOW_SYSCALL:
-                rc = thread_flag(&f, k, t, &t->slow, D9_OVER_SLOW, lim->slow_ns, t->slow_worst_call);
+                rc = thread_flag(&f, k, t, D9_OVER_SLOW, t->slow.max, lim->slow_ns, 0, t->slow_worst_call);
                 break;
-            case D9_FLAG_BUSY_PERIOD: rc = thread_flag(&f, k, t, &t->busy, D9_OVER_BUSY, lim->busy_ns, -1); break;
-            default: rc = thread_flag(&f, k, t, &t->lockw, D9_OVER_LOCK, lim->lock_ns, t->lock_worst_call); break;
+            case D9_FLAG_BUSY_PERIOD: rc = thread_flag(&f, k, t, D9_OVER_BUSY, t->busy.max, lim->busy_ns, 0, -1); break;
+            default:
+                rc = thread_flag(&f, k, t, D9_OVER_LOCK, t->lockw.max, lim->lock_ns, 0, t->lock_worst_call);
+                break;
             }
         }
     if (rc == 0 && s->dropped > lim->max_drops) {

@@ -36,11 +36,14 @@ run nosched long 300 DIAL9_SCHED=0
 timeout 60 "$D9_PROGS/sched_gate" long 100 >"$D9_TMP/off" || d9_fail "sched_gate without the agent failed"
 d9_log "off: $(cat "$D9_TMP/off")"
 
-d9_py '
+# The program's line as a dict, for the checks below.
+PY_FIELDS='
 def fields(path):
     f = open(path).read().split()
     return {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
 MS = 1000 * 1000
+'
+d9_py "$PY_FIELDS"'
 lg, df, sh, ns, off = (fields(sys.argv[i]) for i in range(1, 6))
 for name, run, gap in (("gap 10 ms", lg, 10 * MS), ("default gap 50 ms", df, 50 * MS)):
     lo = run["elapsed_ns"] // (gap + run["max_park_ns"]) - 1
@@ -61,11 +64,7 @@ for name in long default; do
     d9_assert_check "$d"
     d9_decode_to "$D9_TMP/$name.events.jsonl" events --json "$d"
 done
-d9_py '
-def fields(path):
-    f = open(path).read().split()
-    return {f[i]: int(f[i + 1]) for i in range(0, len(f), 2)}
-MS = 1000 * 1000
+d9_py "$PY_FIELDS"'
 US = 1000
 for line, path, gap in ((sys.argv[1], sys.argv[2], 10 * MS), (sys.argv[3], sys.argv[4], 50 * MS)):
     run, events = fields(line), jsonl(path)
