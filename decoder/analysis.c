@@ -56,13 +56,24 @@ struct ctx {
     size_t nlocks, locks_cap;
     struct d9_map lock_idx; /* hash of the lock's key -> locks index (probed on a clash) */
     struct d9_topk worst_wakes, worst_slow, long_busy;
-    uint64_t limit[D9_OVER_KINDS]; /* s->lim's durations, by d9_over */
 };
+
+/* The duration threshold of kind k (sched_delay's share rule: sched_delay()). */
+static inline uint64_t limit_of(const struct d9_limits *l, enum d9_over k)
+{
+    switch (k) {
+    case D9_OVER_WAKE: return l->wake_ns;
+    case D9_OVER_SCHED: return l->sched_ns;
+    case D9_OVER_SLOW: return l->slow_ns;
+    case D9_OVER_BUSY: return l->busy_ns;
+    default: return l->lock_ns;
+    }
+}
 
 /* Adds v to h, counting it in t->over[k] when above the threshold. */
 static int put(struct ctx *c, struct d9_tstats *t, struct d9_hist *h, enum d9_over k, uint64_t v)
 {
-    t->over[k] += v > c->limit[k];
+    t->over[k] += v > limit_of(&c->s->lim, k);
     return d9_hist_add(h, v);
 }
 
@@ -388,9 +399,7 @@ int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct
     static const struct d9_limits defaults = D9_LIMITS_DEFAULT;
     memset(s, 0, sizeof(*s));
     s->lim = o->lim ? *o->lim : defaults;
-    struct ctx c = {.s = s,
-                    .mt = d9_matcher_new(credit, &c),
-                    .limit = {s->lim.wake_ns, s->lim.sched_ns, s->lim.slow_ns, s->lim.busy_ns, s->lim.lock_ns}};
+    struct ctx c = {.s = s, .mt = d9_matcher_new(credit, &c)};
     d9_topk_init(&c.worst_wakes, s->worst_wakes, sizeof(s->worst_wakes[0]));
     d9_topk_init(&c.worst_slow, s->worst_slow, sizeof(s->worst_slow[0]));
     d9_topk_init(&c.long_busy, s->long_busy, sizeof(s->long_busy[0]));

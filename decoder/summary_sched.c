@@ -22,8 +22,8 @@ void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
         printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %-18s %8" PRIu64 " %10s %10s\n", t->pid,
                t->tid, d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
                d9_fmt_dur(b, sizeof(b), t->sched.max),
-               d9_fmt_share(sh, sizeof(sh), t->sched_share_delay, t->sched_share_window), t->preempts, d9_fmt_dur(c, sizeof(c), t->preempt_total),
-               d9_fmt_dur(d, sizeof(d), t->preempt_max));
+               d9_fmt_share(sh, sizeof(sh), t->sched_share_delay, t->sched_share_window), t->preempts,
+               d9_fmt_dur(c, sizeof(c), t->preempt_total), d9_fmt_dur(d, sizeof(d), t->preempt_max));
     }
     if (!any)
         puts("  none recorded");
