@@ -2,7 +2,10 @@
  * with only async-signal-safe code: buffers mapped at init (never the
  * writer's), the pure encoder (encode.h: no allocation; LZ4F_compressFrame
  * of a single independent block allocates nothing with liblz4's default
- * LZ4F_HEAPMODE=0, it uses ~20 KiB of stack), raw syscalls, atomics. */
+ * LZ4F_HEAPMODE=0, it uses ~20 KiB of stack), raw syscalls, atomics. The
+ * dump runs on a stack of its own, mapped at init: the handler may be on
+ * the thread's alternate stack, which can be small (Rust gives each thread
+ * 8 KiB and a guard page). */
 #include "crash.h"
 
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include "core.h"
 #include "encode.h"
 #include "flight.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "segment.h"
 #include "sigchain.h"
@@ -26,13 +30,14 @@
 #define D9_CRASH_RAW (256u << 10)     /* bytes of payload per crash block */
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
 #define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
+#define D9_CRASH_STACK (128u << 10)   /* the dump's stack: write_crash takes ~30 KiB */
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
 static _Atomic int crashed, dump_done;
 
 /* Mapped at init. */
-static uint8_t *raw, *out, *hdr;
+static uint8_t *raw, *out, *hdr, *stack_top;
 static size_t out_cap, hdr_cap;
 static uint32_t *tids;
 static char (*names)[16];
@@ -226,12 +231,40 @@ static void write_crash(int sig)
     d9_writer_resume(); /* when the program's own handler recovers, recording goes on */
 }
 
+#if defined(__x86_64__)
+/* Calls fn(arg) with the stack pointer at top (16-byte aligned), and back:
+ * only the first crashing thread dumps, so one stack serves. */
+static void call_on_stack(void (*fn)(int), int arg, uint8_t *top)
+{
+    long a = arg;
+    __asm__ volatile("mov %%rsp, %%rbx\n\t"
+                     "mov %[top], %%rsp\n\t"
+                     "call *%[fn]\n\t"
+                     "mov %%rbx, %%rsp"
+                     : "+D"(a)
+                     : [top] "r"(top), [fn] "r"(fn)
+                     : "rbx", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1",
+                       "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+                       "xmm13", "xmm14", "xmm15");
+}
+#else
+static void call_on_stack(void (*fn)(int), int arg, uint8_t *top)
+{
+    (void)top;
+    fn(arg);
+}
+#endif
+
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     d9_busy++;
-    if (!atomic_exchange(&crashed, 1)) {
-        write_crash(sig);
+    if (d9_in_vfork) {
+        /* A vfork child (an abort after a failed exec): the rings, the
+         * flags and the chain here are its parent's. No dump; the action
+         * goes back in the child's own kernel table only (release). */
+    } else if (!atomic_exchange(&crashed, 1)) {
+        call_on_stack(write_crash, sig, stack_top);
         atomic_store(&dump_done, 1);
     } else {
         /* Another thread is writing the dump: let it finish before this
@@ -269,7 +302,10 @@ int d9_crash_init(const struct d9_config *c)
     hdr = map(hdr_cap);
     tids = map(sizeof(uint32_t) * max_threads);
     names = map(16 * (size_t)max_threads);
-    if (!raw || !out || !hdr || !tids || !names) {
+    uint8_t *stack = map(D9_CRASH_STACK + 4096); /* a guard page below */
+    if (stack && mprotect(stack, 4096, PROT_NONE) == 0)
+        stack_top = stack + 4096 + D9_CRASH_STACK;
+    if (!raw || !out || !hdr || !tids || !names || !stack_top) {
         d9_log("cannot map the crash dump buffers: %s; no crash dumps", strerror(errno));
         return -1;
     }

@@ -45,8 +45,7 @@ void d9_direct_init(void)
     int on = 0;
     if (NEXT_IS_LIBC(write))
         on |= D9_DIRECT_WRITE;
-    if ((on & D9_DIRECT_WRITE) && NEXT_IS_LIBC(read) && NEXT_IS_LIBC(pread) && NEXT_IS_LIBC(pread64) &&
-        NEXT_IS_LIBC(pwrite) && NEXT_IS_LIBC(pwrite64))
+    if (NEXT_IS_LIBC(pread) && NEXT_IS_LIBC(pread64) && NEXT_IS_LIBC(pwrite) && NEXT_IS_LIBC(pwrite64))
         on |= D9_DIRECT_FILE;
     int waits = 0;
     if (NEXT_IS_LIBC(epoll_wait) && NEXT_IS_LIBC(epoll_pwait))

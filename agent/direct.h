@@ -1,8 +1,8 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
  * through syscall() (hooks_futex.c), 8-byte eventfd writes and writes to
- * a watched O_NONBLOCK pipe (hooks_fd.c), the timed reads and writes of
- * regular files (hooks_slow.c, hooks_fd.c), and epoll_wait, epoll_pwait
+ * a watched O_NONBLOCK pipe (hooks_fd.c), the timed preads and pwrites of
+ * regular files (hooks_slow.c), and epoll_wait, epoll_pwait
  * without a mask and poll, when they may block (hooks_park.c).
  *
  * Why: on the bench VM, whose kernel empties the TLB at each system call
@@ -14,9 +14,9 @@
  * alone. Elsewhere the saving is a few ns.
  *
  * When: only when the next definition of the call is glibc's own (no other
- * interposer would miss the call), stamps are TSC ticks, and, for read,
- * write and the waits, no thread has called pthread_cancel. glibc's read,
- * write, epoll_wait and poll are cancellation points and the syscall
+ * interposer would miss the call), stamps are TSC ticks, and, for pread,
+ * pwrite and the waits, no thread has called pthread_cancel. glibc's pread,
+ * pwrite, epoll_wait and poll are cancellation points and the syscall
  * instruction is not: a thread
  * with a pending cancel must still be cancelled there. While no cancel was
  * ever requested there is none to act on; from the first pthread_cancel
@@ -24,13 +24,19 @@
  * An 8-byte eventfd write never waits unless the counter is full and the
  * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK);
  * a pipe write is made here only when the fd table says O_NONBLOCK
- * (fdtable.h), so it never waits either. A read or write of a regular file
- * (hooks_slow.c, hooks_fd.c) waits for the disk, never for another thread:
- * one under way when the first pthread_cancel comes finishes before the
- * cancel acts, as glibc's does in an uninterruptible read. (On a network
- * or FUSE file system that interrupts reads, glibc's would be cancelled in
- * the read; this one is restarted by SIGCANCEL's SA_RESTART and the cancel
- * acts at the thread's next cancellation point.)
+ * (fdtable.h), so it never waits either. A pread or pwrite of a regular
+ * file (hooks_slow.c) waits for the disk, never for another thread: one
+ * under way when the first pthread_cancel comes finishes before the cancel
+ * acts, as glibc's does in an uninterruptible read. (On a network or FUSE
+ * file system that interrupts reads, glibc's would be cancelled in the
+ * read; this one is restarted by SIGCANCEL's SA_RESTART and the cancel
+ * acts at the thread's next cancellation point.) Only the positional calls:
+ * the fd table calls FILE whatever open() opened by path, FIFOs, ttys and
+ * devices too, and a read or write of those can wait for another thread
+ * forever; their pread and pwrite fail with ESPIPE at once (stream_open,
+ * nonseekable_open), as do those of a socket or pipe that took the number
+ * of a file closed out of the hooks' sight. read and write go through
+ * glibc.
  *
  * A wait does block, and glibc 2.36's pthread_cancel signals only a
  * thread inside one of glibc's cancellation points: a thread already in a
@@ -65,7 +71,7 @@
 #define D9_DIRECT_POLL 4  /* poll waits (membarrier registered) */
 #define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
 #define D9_DIRECT_CANCEL 8
-#define D9_DIRECT_FILE 16 /* timed regular-file read, pread, pwrite, write */
+#define D9_DIRECT_FILE 16 /* timed regular-file pread, pwrite */
 extern _Atomic int d9_direct D9_HIDDEN;
 
 /* Once, by the constructor, after d9_clock_init: turns on the direct paths
@@ -119,9 +125,9 @@ static inline int d9_sys_failed(long ret) { return (unsigned long)ret >= -4095ul
  * call. */
 long d9_sys_fail(long ret) __attribute__((cold)) D9_HIDDEN;
 
-/* A timed regular-file read or write (nr: SYS_read, SYS_write,
- * SYS_pread64, SYS_pwrite64; off unused by the first two), made here: the
- * call returns through the hook's page alone. Returns as glibc's would. */
+/* A timed regular-file pread or pwrite (nr: SYS_pread64, SYS_pwrite64),
+ * made here: the call returns through the hook's page alone. Returns as
+ * glibc's would. */
 static inline ssize_t d9_file_sys(long nr, long fd, long buf, long n, long off)
 {
     long ret = d9_sys6(nr, fd, buf, n, off, 0, 0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "real.h"
 #include "sigchain.h"
@@ -52,13 +53,20 @@ static uint32_t nwake, nunpark; /* entries ever added: next slot = n % D9_MATCH_
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
-    atomic_store(&sig_pending, 1);
-    d9_writer_wake(); /* d9_futex: never recorded as the interrupted thread's */
+    if (!d9_in_vfork) { /* a vfork child's signal is not its parent's dump request */
+        atomic_store(&sig_pending, 1);
+        d9_writer_wake(); /* d9_futex: never recorded as the interrupted thread's */
+    }
     errno = saved;
     /* The program's handler, installed before or after ours (sigchain.h),
      * still runs. A default or ignored disposition is not applied: the
      * signal asks for a dump (the default would kill). */
     d9_sigchain_call(sig, si, uc);
+}
+
+void d9_dump_after_fork_child(void)
+{
+    pthread_mutex_init(&api_lock, NULL); /* a parent's thread may have held it in dial9_dump */
 }
 
 int d9_dump_noting;

@@ -16,6 +16,10 @@
  * (chaining the handler installed before, if any). 0, or -1 after logging. */
 int d9_dump_init(const struct d9_config *c);
 
+/* In a forked child: the dial9_dump() lock, which a thread of the parent
+ * may have held, made free. */
+void d9_dump_after_fork_child(void);
+
 /* Writer: one drained event of slot index slot; may raise an anomaly trigger.
  * Called only when d9_dump_noting is set: some anomaly trigger is configured. */
 void d9_dump_note(uint32_t slot, const struct d9_raw_event *ev);

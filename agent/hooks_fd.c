@@ -25,6 +25,7 @@
 #include "direct.h"
 #include "fdtable.h"
 #include "lifecycle.h"
+#include "log.h"
 #include "real.h"
 #include "segment.h"
 
@@ -66,6 +67,8 @@ static inline int closing_range(unsigned first, unsigned last)
 {
     if (fds_untouched() || first > last)
         return 0;
+    if (first <= 2 && last >= 2)
+        d9_log_stderr(0);
     if (first == last)
         d9_fd_forget((int)first);
     else
@@ -244,6 +247,8 @@ D9_EXPORT int epoll_create1(int flags)
     closed(begun_);                                                            \
     if (ret_ >= 0 && (copy_cond))                                              \
         tbl_copy(ret_, old);                                                   \
+    if (ret_ == 2 && (copy_cond) && !fds_untouched())                          \
+        d9_log_stderr(1); /* a file put on stderr's number on purpose */      \
     d9_slow_end(t0_, call, old, kind_);                                        \
     return ret_
 
@@ -443,7 +448,7 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
         return pipe_write_hook(real, fd, buf, n, b);
     if (b == D9_FD_FILE) {
         struct d9_timed t0 = d9_slow_start();
-        ssize_t ret = D9_FILE_CALL((SYS_write, fd, (long)buf, (long)n, 0), real(fd, buf, n));
+        ssize_t ret = real(fd, buf, n); /* not made directly: direct.h */
         d9_slow_end(t0, D9_CALL_WRITE, fd, D9_FD_FILE | D9_SLOW_VERIFY);
         return ret;
     }

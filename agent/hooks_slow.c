@@ -4,8 +4,9 @@
  * Interposers here are only timed; the calls that also make, copy or close
  * fds (open, socket, accept, dup, close, write) are in hooks_fd.c.
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
- * long read is waiting for a peer, not a stall. A timed one is made with
- * the syscall instruction when direct.h allows.
+ * long read is waiting for a peer, not a stall. A timed pread or pwrite is
+ * made with the syscall instruction when direct.h allows; a timed read
+ * goes through glibc (direct.h: why not).
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -51,15 +52,14 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
 /* An interposer timed only when its fd is a regular file. The plain path
  * (sockets, pipes: nearly every call) keeps no frame: the timed call and
  * the first call's resolve are out of line, and the timed one takes the
- * real function last, so the arguments stay in their registers. sysargs:
- * d9_file_sys's arguments (direct.h), the system call's number first. */
-#define D9_FILE_IO(name, call, params, args, sysargs)                          \
+ * real function last, so the arguments stay in their registers. timed: the
+ * call made when the fd is a file (real_ args, or D9_FILE_CALL). */
+#define D9_FILE_IO(name, call, params, args, timed)                            \
     __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
                                                           __typeof__(d9_real.name) real_) \
     {                                                                          \
         ssize_t ret_;                                                          \
-        D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY,                  \
-                 D9_FILE_CALL(sysargs, real_ args));                           \
+        D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY, timed);          \
         return ret_;                                                           \
     }                                                                          \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
@@ -71,16 +71,18 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         return name##_timed(D9_UNPAREN args, real_);                           \
     }
 
-#define D9_RW(nr, fd, buf, n, off) (nr, (long)(fd), (long)(buf), (long)(n), (long)(off))
-D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n), D9_RW(SYS_read, fd, buf, n, 0))
+/* A timed pread or pwrite: made directly (d9_file_sys) when direct.h allows. */
+#define D9_PRW(nr, fd, buf, n, off)                                            \
+    D9_FILE_CALL((nr, (long)(fd), (long)(buf), (long)(n), (long)(off)), real_(fd, buf, n, off))
+D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n), real_(fd, buf, n))
 D9_FILE_IO(pread, D9_CALL_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off),
-           D9_RW(SYS_pread64, fd, buf, n, off))
+           D9_PRW(SYS_pread64, fd, buf, n, off))
 D9_FILE_IO(pread64, D9_CALL_PREAD, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),
-           D9_RW(SYS_pread64, fd, buf, n, off))
+           D9_PRW(SYS_pread64, fd, buf, n, off))
 D9_FILE_IO(pwrite, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
-           D9_RW(SYS_pwrite64, fd, buf, n, off))
+           D9_PRW(SYS_pwrite64, fd, buf, n, off))
 D9_FILE_IO(pwrite64, D9_CALL_PWRITE, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
-           D9_RW(SYS_pwrite64, fd, buf, n, off))
+           D9_PRW(SYS_pwrite64, fd, buf, n, off))
 
 /* Timed whatever the fd: syncing is slow on any kind that supports it. */
 #define D9_TIMED_BODY(type, name, call, fd, kind, args, failret)               \

@@ -1,5 +1,6 @@
 /* init.c - library constructor and destructor: configuration, directories,
  * the writer, and the final drain at process exit. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -11,23 +12,32 @@
 #include "dump.h"
 #include "fdtable.h"
 #include "flight.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "nocancel.h"
 #include "real.h"
 #include "segment.h"
+#include "sigchain.h"
 
 struct d9_config d9_cfg;
 
 static const char *env_get(void *ctx, const char *name) { return getenv(name); }
 static void env_error(void *ctx, const char *msg) { d9_log("%s", msg); }
 
-static void fork_child(void) { d9_writer_after_fork_child(); }
+static void fork_parent(void) { d9_sigchain_fork_done(); }
+static void fork_child(void)
+{
+    d9_sigchain_fork_done();
+    d9_dump_after_fork_child();
+    d9_writer_after_fork_child();
+}
 
 __attribute__((constructor)) static void d9_init(void)
 {
     d9_busy++;
     if (getauxval(AT_SECURE))
         goto off; /* setuid/setcap: never write files for a privileged process */
+    d9_log_stderr(fcntl(2, F_GETFD) >= 0); /* started with 2>&-: fd 2 will be some file's */
     d9_config_load(&d9_cfg, getuid(), env_get, env_error, NULL);
     d9_log_set_quiet(d9_cfg.quiet);
     if (!d9_cfg.enabled)
@@ -44,7 +54,7 @@ __attribute__((constructor)) static void d9_init(void)
         goto out;
     if (d9_dump_init(&d9_cfg) < 0)
         goto out;
-    int rc = pthread_atfork(NULL, NULL, fork_child);
+    int rc = pthread_atfork(d9_sigchain_fork_prepare, fork_parent, fork_child);
     if (rc)
         d9_log("pthread_atfork failed: forked children are not recorded");
     if (d9_writer_start() < 0)
@@ -67,9 +77,11 @@ out:
  * still LIVE, so the final drain includes its events. */
 __attribute__((destructor)) static void d9_fini(void)
 {
-    d9_busy++;
+    if (d9_in_vfork)
+        return; /* exit() in a vfork child: the writer and the rings are its parent's */
+    int nested = d9_busy++; /* exit() from a handler that interrupted a push */
     int cancel = d9_cancel_off(); /* the drain joins the writer and writes files */
-    if (d9_self)
+    if (d9_self && !nested)
         d9_flush_nowait(d9_self);
     atomic_store(&d9_recording, 0);
     d9_writer_stop();

@@ -16,6 +16,7 @@
 #include "lifecycle.h"
 #include "real.h"
 #include "segment.h"
+#include "sigchain.h"
 
 #define D9_EXEC_FLUSH_MS 1000 /* longest an exec waits for the writer */
 
@@ -86,7 +87,10 @@ static int exec_failed(int armed, int ret)
 #define D9_EXEC_BODY(name, args)                                               \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     int armed_ = before_exec();                                                \
-    return exec_failed(armed_, real_ args)
+    d9_sigchain_exec(0);                                                       \
+    int ret_ = real_ args;                                                     \
+    d9_sigchain_exec(1);                                                       \
+    return exec_failed(armed_, ret_)
 
 D9_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
@@ -111,6 +115,26 @@ D9_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 D9_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     D9_EXEC_BODY(fexecve, (fd, argv, envp));
+}
+
+/* posix_spawn: glibc's child execs without our hooks; only the signals. */
+#define D9_SPAWN_BODY(name, args)                                              \
+    D9_REAL_OR_FAIL(real_, name, ENOSYS);                                      \
+    d9_sigchain_exec(0);                                                       \
+    int ret_ = real_ args;                                                     \
+    d9_sigchain_exec(1);                                                       \
+    return ret_
+
+D9_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                          const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    D9_SPAWN_BODY(posix_spawn, (pid, path, fa, attr, argv, envp));
+}
+
+D9_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    D9_SPAWN_BODY(posix_spawnp, (pid, file, fa, attr, argv, envp));
 }
 
 /* execl*: glibc's call its internal execve, so they are rebuilt here on the

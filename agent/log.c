@@ -13,12 +13,15 @@
 #define D9_LOG_PREFIX "dial9: "
 #define D9_LOG_LINE_MAX 512 /* bytes, including prefix and newline */
 
-static atomic_int quiet;
+static atomic_int quiet, stderr_gone;
 
 void d9_log_set_quiet(int q) { atomic_store_explicit(&quiet, q != 0, memory_order_relaxed); }
+void d9_log_stderr(int usable) { atomic_store_explicit(&stderr_gone, !usable, memory_order_relaxed); }
 
 static void vlog(const char *fmt, va_list ap)
 {
+    if (atomic_load_explicit(&stderr_gone, memory_order_relaxed))
+        return;
     int saved = errno;
     char line[D9_LOG_LINE_MAX];
     size_t pre = sizeof(D9_LOG_PREFIX) - 1;

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <spawn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,6 +119,12 @@
     X(int, execvp, (const char *, char *const *), NULL)                        \
     X(int, execvpe, (const char *, char *const *, char *const *), NULL)        \
     X(int, fexecve, (int, char *const *, char *const *), NULL)                \
+    X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+                         const posix_spawnattr_t *, char *const *, char *const *), \
+      "GLIBC_2.15")                                                            \
+    X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *, \
+                          const posix_spawnattr_t *, char *const *, char *const *), \
+      "GLIBC_2.15")                                                            \
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *),     \
       NULL)
 

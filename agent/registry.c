@@ -115,8 +115,13 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
     if (d9_exited || !atomic_load_explicit(&d9_recording, memory_order_relaxed) || !slots)
         return NULL;
     int saved = errno;
+    d9_busy++; /* before the second look: a handler that ran since the first registered the thread */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (d9_self) {
+        d9_busy--;
+        return d9_self;
+    }
     int cancel = d9_cancel_off(); /* it opens and reads /proc files */
-    d9_busy++;
     uint32_t tid = (uint32_t)gettid();
     struct d9_slot *s = claim(tid);
     if (!s) {
@@ -136,8 +141,8 @@ struct d9_slot *d9_register_self(uint32_t parent_tid)
         pthread_setspecific(exit_key, s); /* its destructor runs at every thread's exit */
         d9_self = s;
     }
-    d9_busy--;
     d9_cancel_restore(cancel);
+    d9_busy--;
     errno = saved;
     return s;
 }

@@ -343,6 +343,11 @@ static int open_proc(void)
             if (!made && errno != EEXIST)
                 return -1;
         }
+        if (!made) { /* never into one made by another process (pid reuse) or user */
+            snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
+            proc_name[0] = 0;
+            return stop("%s and the 98 names before it exist; not recording", proc_path);
+        }
     } else if (mkdirat(base, proc_name, 0700) == 0) {
         made = 1; /* removed while running: recreated */
     } else if (errno != EEXIST) {
@@ -641,20 +646,47 @@ static int seg_write(const void *buf, size_t len)
     return 0;
 }
 
+/* Sums the sealed segments still there, one fstatat each. Run when one of
+ * them is gone (removed by hand or by a cleaner, or the directory
+ * recreated): counted for good, its size would make retention delete the
+ * newest segments in its place. */
+static void resum_sealed(void)
+{
+    sealed_total = 0;
+    for (uint32_t s = oldest_seq; s < seq; s++) {
+        char name[D9_NAME_MAX];
+        struct stat st;
+        seg_name(name, sizeof(name), s, 0);
+        if (fstatat(fd_of(FD_PROC), name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            sealed_total += (uint64_t)st.st_size;
+    }
+}
+
 /* Deletes the oldest sealed segments until they fit the budget: the total
  * size minus room for one full open segment, so sealed + open stays
- * within DIAL9_MAX_TOTAL_SIZE. */
+ * within DIAL9_MAX_TOTAL_SIZE. A segment it cannot look at or delete
+ * (EBADF, EACCES...) stops it until the next seal, never skipped: the
+ * ones after it are newer. */
 static void retention(void)
 {
     uint64_t budget = cfg->max_total_size > cfg->max_file_size ? cfg->max_total_size - cfg->max_file_size : 0;
+    int resummed = 0;
     while (sealed_total > budget && oldest_seq < seq) {
         char name[D9_NAME_MAX];
         struct stat st;
-        seg_name(name, sizeof(name), oldest_seq++, 0);
-        if (fstatat(fd_of(FD_PROC), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue; /* already removed by someone else */
-        if (unlinkat(fd_of(FD_PROC), name, 0) == 0)
-            sealed_total -= (uint64_t)st.st_size < sealed_total ? (uint64_t)st.st_size : sealed_total;
+        seg_name(name, sizeof(name), oldest_seq, 0);
+        if (fstatat(fd_of(FD_PROC), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno != ENOENT)
+                return;
+            oldest_seq++; /* already gone */
+            if (!resummed++)
+                resum_sealed();
+            continue;
+        }
+        if (unlinkat(fd_of(FD_PROC), name, 0) < 0 && errno != ENOENT)
+            return;
+        oldest_seq++;
+        sealed_total -= (uint64_t)st.st_size < sealed_total ? (uint64_t)st.st_size : sealed_total;
     }
 }
 
@@ -731,6 +763,7 @@ void d9_seg_after_fork_child(void)
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;
     failed = 0;
+    dump_reason[0] = 0; /* a fork mid-dump: the child's segments are no dump */
     retry_at = 0;
     atomic_store(&section, 0); /* the parent's writer may have been inside one */
     set_pid();

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lifecycle.h"
 #include "real.h"
 
 struct chain {
@@ -38,6 +39,13 @@ static void unlock(const sigset_t *old)
     atomic_store_explicit(&lk, 0, memory_order_release);
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
+
+/* Around fork: the lock is taken first, so no other thread holds it (in
+ * the child, that thread would not exist to release it) or is half-way
+ * through a chain. */
+static sigset_t fork_mask;
+void d9_sigchain_fork_prepare(void) { lock(&fork_mask); }
+void d9_sigchain_fork_done(void) { unlock(&fork_mask); }
 
 static int is_fn(const struct sigaction *sa)
 {
@@ -104,8 +112,16 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
     sigset_t old;
     lock(&old);
     sa = c->prog;
-    if (is_fn(&sa) && (sa.sa_flags & SA_RESETHAND)) /* the kernel resets on delivery */
-        c->prog.sa_handler = SIG_DFL;
+    if (is_fn(&sa) && (sa.sa_flags & SA_RESETHAND)) { /* the kernel resets on delivery */
+        if (!d9_in_vfork) {
+            c->prog.sa_handler = SIG_DFL;
+        } else { /* in a vfork child's own table only */
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+            if (real)
+                real(sig, &dfl, NULL);
+        }
+    }
     unlock(&old); /* old: the mask this handler runs with (sig blocked) */
     if (!is_fn(&sa))
         return 0;
@@ -135,7 +151,23 @@ void d9_sigchain_release(int sig)
         int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
         if (real)
             real(sig, &c->prog, NULL);
-        c->owned = 0;
+        if (!d9_in_vfork) /* a vfork child's kernel table is its own; chains[] is the parent's */
+            c->owned = 0;
+    }
+    unlock(&old);
+}
+
+void d9_sigchain_exec(int back)
+{
+    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+    if (!real)
+        return;
+    sigset_t old;
+    lock(&old);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct chain *c = &chains[sig];
+        if (c->owned && c->prog.sa_handler == SIG_IGN)
+            real(sig, back ? &c->ours : &c->prog, NULL);
     }
     unlock(&old);
 }
@@ -160,6 +192,16 @@ D9_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         rc = real(sig, act ? &a : NULL, oldact ? &o : NULL);
         if (rc < 0)
             err = errno;
+    } else if (d9_in_vfork) {
+        /* A vfork child shares chains[] with its parent but has a kernel
+         * table of its own (Python's subprocess resets every handler
+         * there): its actions go to that table, the parent's chain stays.
+         * While the table still holds ours, the program's is reported. */
+        rc = real(sig, act ? &a : NULL, &o);
+        if (rc < 0)
+            err = errno;
+        else if (o.sa_sigaction == c->ours.sa_sigaction)
+            o = c->prog;
     } else {
         o = c->prog;
         if (act) {

@@ -20,7 +20,10 @@
  * whether SIG_DFL was there before the agent or set by the program later.
  * Crash signals: the agent's handler gives the signal back (release) and
  * re-raises, so the kernel itself runs the program's action with its exact
- * flags; the agent no longer handles that signal afterwards. */
+ * flags; the agent no longer handles that signal afterwards.
+ * A vfork child shares chains[] with its parent but has a kernel table of
+ * its own: there (d9_in_vfork) sigaction, release and SA_RESETHAND act on
+ * the child's table and leave chains[] to the parent. */
 #ifndef DIAL9_SIGCHAIN_H
 #define DIAL9_SIGCHAIN_H
 
@@ -47,5 +50,17 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc);
 /* Gives sig back: the kernel gets the program's action, later sigaction
  * calls go straight to the kernel. Async-signal-safe. */
 void d9_sigchain_release(int sig);
+
+/* Around an exec or a posix_spawn (back 0 before, 1 after it failed or
+ * the spawn returned): a signal the program ignores while the agent holds
+ * it is ignored in the kernel meanwhile, as an exec keeps an ignored
+ * signal ignored but resets a handler (ours) to SIG_DFL, and glibc's
+ * posix_spawn child does the same. */
+void d9_sigchain_exec(int back);
+
+/* pthread_atfork handlers: prepare takes the chains' lock (every signal
+ * blocked on the forking thread), done gives it back in parent and child. */
+void d9_sigchain_fork_prepare(void);
+void d9_sigchain_fork_done(void);
 
 #endif

@@ -94,7 +94,7 @@ int d9_writer_quiesce(int timeout_ms)
         if (!atomic_load(&in_cycle))
             return 1;
         struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
+        syscall(SYS_nanosleep, &ms, NULL); /* not glibc's: a cancellation point, in a crash handler */
     }
     return !atomic_load(&in_cycle);
 }

@@ -6,12 +6,14 @@
 # handler can have written them. A SIGSEGV handler the program installs
 # after the agent (sigchain.h) does not replace the agent's: the crash dump
 # is written, then the program's handler runs (and prints the same thing
-# and exits with the same status as without the agent).
+# and exits with the same status as without the agent). The dump also runs
+# from a thread on an 8 KiB alternate stack (Rust's), and after vfork
+# children changed a handler and aborted (their memory is the parent's).
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/crash_after"
 
 for mode in continuous flight; do
-    for how in segv abort handler exit; do
+    for how in segv abort handler exit altstack vfork; do
         plain=0
         "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
         rc=0
@@ -25,6 +27,13 @@ for mode in continuous flight; do
             [ "$rc" -eq 42 ] || d9_fail "$mode exit: exit status $rc, not the handler's 42"
             grep -q '^handler exit 11$' "$D9_TMP/plain.err" || d9_fail "exit without the agent: $(cat "$D9_TMP/plain.err")"
             grep -q '^handler exit 11$' "$D9_TMP/err" || d9_fail "$mode exit: handler did not run: $(cat "$D9_TMP/err")"
+            ;;
+        vfork)
+            for line in 'vfork child signal 6' 'usr2 ran'; do
+                grep -q "^$line\$" "$D9_TMP/plain.err" || d9_fail "vfork without the agent: no '$line': $(cat "$D9_TMP/plain.err")"
+                grep -q "^$line\$" "$D9_TMP/err" || d9_fail "$mode vfork: no '$line': $(cat "$D9_TMP/err")"
+            done
+            ! grep -q 'wrong SIGUSR2' "$D9_TMP/err" || d9_fail "$mode vfork: $(cat "$D9_TMP/err")"
             ;;
         esac
         dir=$D9_TMP/$mode-$how

@@ -2,12 +2,13 @@
 # Faults the agent must survive without failing the program (issue 4):
 # disk full and resumed, trace directory removed while running, unwritable
 # DIAL9_DIR, files in the way, a symlink planted at the next segment's
-# path; and the trace's own safety: 0700 directories, 0600 files, the
-# command line recorded, the environment never.
+# path, the size budget, stderr closed and its number reused; and the
+# trace's own safety: 0700 directories, 0600 files, the command line
+# recorded, the environment never.
 # The program's ground truth is fault_writer's own output ("start",
 # "wakes N", "end", exit 0) and, untraced, the same lines.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer" "$D9_PROGS/stderr_reuse"
 FW=$D9_PROGS/fault_writer
 skipped=""
 mounts=""
@@ -172,6 +173,42 @@ after=$("$D9_DECODER" events --json "$dir" |
 [ "$after" -gt 0 ] || d9_fail "removed dir: recreated but nothing recorded after the removal"
 d9_log "removed dir: recreated, $after events after the removal, $n message(s)"
 
+# ---- (b2) The size budget, and sealed segments removed by hand ------------
+# 8 KiB segments within a 40 KiB total: retention keeps the newest sealed
+# ones, at most the total less one open segment (32 KiB), deleting the
+# oldest first. Then every sealed segment is removed by hand (an operator
+# freeing space, a /tmp cleaner): the sizes of the removed ones must not
+# stay counted, or each segment sealed afterwards is deleted at once.
+DIAL9_MAX_FILE_SIZE=8K DIAL9_MAX_TOTAL_SIZE=40K d9_start_traced "$D9_TMP/budget" "$FW" 120 20 \
+    >"$D9_TMP/b2.out" 2>"$D9_TMP/b2.err"
+seqs() { # the sealed segments' numbers, ascending, one a line
+    find "$D9_TMP/budget" -name '*.d9' -printf '%f\n' 2>/dev/null | cut -c1-6 | sort -n | sed 's/^0*//; s/^$/0/'
+}
+newest() { find "$D9_TMP/budget" -name '*.d9' -printf '%f\n' 2>/dev/null | sort | tail -n 1 | cut -c1-6 | sed 's/^0*//; s/^$/0/'; }
+past() { local n; n=$(newest); [ -n "$n" ] && [ "$n" -ge "$1" ]; }
+# Sealed segments fit the budget and are the newest, without a gap. A look
+# can fall between a seal and its retention: one of several must pass.
+budget_ok() {
+    local bytes first last count
+    bytes=$(find "$D9_TMP/budget" -name '*.d9' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+    first=$(seqs | head -n 1); last=$(seqs | tail -n 1); count=$(seqs | wc -l)
+    [ "$bytes" -le $((32 * 1024)) ] && [ "$count" -ge 2 ] && [ $((last - first + 1)) -eq "$count" ]
+}
+assert_budget() { # WHAT
+    wait_for 1 budget_ok || d9_fail "budget, $1: sealed segments over 32768 bytes, fewer than 2, or not the newest in a row: $(ls -l "$(d9_proc_dir "$D9_TMP/budget" "$D9_PID")")"
+}
+wait_for 30 past 8 || d9_fail "budget: fewer than 9 segments sealed in 30 s: $(seqs | tr '\n' ' ')"
+[ "$(seqs | head -n 1)" -gt 0 ] || d9_fail "budget: nothing deleted past the budget: $(seqs | tr '\n' ' ')"
+assert_budget "before the removal"
+mark=$(newest)
+find "$D9_TMP/budget" -name '*.d9' -delete
+wait_for 30 past $((mark + 5)) || d9_fail "budget: no segment kept after the removal (newest $(newest), sealed: $(seqs | tr '\n' ' '))"
+assert_budget "after the removal"
+kill -INT "$D9_PID"
+d9_wait_exit "$D9_PID" 30
+assert_program_ok "$D9_RC" "$D9_TMP/b2.out" budget
+d9_log "budget: sealed segments within 32 KiB, the newest kept, also after all were removed by hand ($(seqs | tr '\n' ' '))"
+
 # ---- (c) DIAL9_DIR unwritable ----------------------------------------------
 # Root ignores permission bits: a path under a regular file (ENOTDIR), and a
 # read-only mount when mounting is allowed.
@@ -212,7 +249,24 @@ d9_assert_sealed "$D9_TMP/way/fault_writer.$pid.2"
 d9_assert_check "$D9_TMP/way/fault_writer.$pid.2"
 n=$(agent_lines "$D9_TMP/d.err")
 [ "$n" -le 1 ] || d9_fail "file in the way: $n messages: $(cat "$D9_TMP/d.err")"
-d9_log "files in the way: DIAL9_DIR a file (one message), process dir taken (recorded in .2)"
+# Every name taken (<exe>.<pid>, .2 ... .99: pid reuse in a container that
+# restarts, or another user's planting): one message, nothing recorded,
+# nothing written into any of them.
+mkdir -p "$D9_TMP/taken"
+sh -c 'for i in "" $(seq -f .%g 2 99); do mkdir "$1/fault_writer.$$$i" && touch "$1/fault_writer.$$$i/mark"; done &&
+    exec env LD_PRELOAD="$2" DIAL9_DIR="$1" DIAL9_QUIET=1 "$3" 0.3' \
+    sh "$D9_TMP/taken" "$D9_AGENT" "$FW" >"$D9_TMP/d2.out" 2>"$D9_TMP/d2.err" &
+pid=$!
+d9_track "$pid"
+d9_wait_exit "$pid" 30
+assert_program_ok "$D9_RC" "$D9_TMP/d2.out" "every name taken"
+[ "$(find "$D9_TMP/taken" -mindepth 1 -maxdepth 1 | wc -l)" -eq 99 ] || d9_fail "every name taken: $(ls "$D9_TMP/taken" | head)"
+[ "$(find "$D9_TMP/taken" -type f | wc -l)" -eq 99 ] || d9_fail "every name taken: written into: $(find "$D9_TMP/taken" -type f ! -name mark | head)"
+grep -q "fault_writer.$pid.99 and the 98 names before it exist; not recording" "$D9_TMP/d2.err" ||
+    d9_fail "every name taken: no message: $(cat "$D9_TMP/d2.err")"
+n=$(agent_lines "$D9_TMP/d2.err")
+[ "$n" -eq 1 ] || d9_fail "every name taken: $n messages: $(cat "$D9_TMP/d2.err")"
+d9_log "files in the way: DIAL9_DIR a file (one message), process dir taken (recorded in .2), all 99 names taken (one message, none written)"
 
 # ---- (e) A symlink planted at the next segment's path ------------------------
 # Segments are NNNNNN.d9.open while written, NNNNNN.d9 once sealed
@@ -273,7 +327,20 @@ cmd=$(d9_json "$D9_TMP/f.json" '" ".join(p["cmdline"] for p in j["processes"])')
 case $cmd in *"$argmark"*) ;; *) d9_fail "modes: the cmdline marker is not in processes[].cmdline: $cmd" ;; esac
 d9_log "modes: dirs 0700, $files files 0600, cmdline recorded, environment not"
 
+# ---- (g) stderr closed and its number reused -----------------------------
+# A daemon closes fd 2 and its next open gets that number: the agent's lines
+# (here the dump notice of SIGUSR2) must not go into that file. A file
+# dup2'd onto fd 2 is stderr on purpose: they go there.
+SR=$D9_PROGS/stderr_reuse
+d9_run_traced "$D9_TMP/sr" env DIAL9_QUIET=0 "$SR" closed "$D9_TMP/sr.data" 2>"$D9_TMP/sr.err" ||
+    d9_fail "stderr reused: the program failed"
+[ "$(cat "$D9_TMP/sr.data")" = data ] || d9_fail "stderr reused: the file holds: $(head -c 300 "$D9_TMP/sr.data")"
+d9_run_traced "$D9_TMP/sr" env DIAL9_QUIET=0 "$SR" dup2 "$D9_TMP/sr.log" 2>"$D9_TMP/sr.err" ||
+    d9_fail "stderr redirected: the program failed"
+grep -q '^dial9: dump (signal 12)' "$D9_TMP/sr.log" || d9_fail "stderr redirected: no dump line: $(cat "$D9_TMP/sr.log")"
+d9_log "stderr: nothing written into a file that took fd 2 after a close; lines go to a dup2'd one"
+
 if [ -n "$skipped" ]; then
     d9_skip "everything else passed; not run:$skipped"
 fi
-d9_log "faults: disk full, removed dir, unwritable dir, files in the way, symlink, modes OK"
+d9_log "faults: disk full, removed dir, size budget, unwritable dir, files in the way, symlink, stderr, modes OK"

@@ -1,11 +1,12 @@
 #!/bin/bash
 # test_lifecycle.sh - exec, vfork, posix_spawn and a daemon that closes
-# every fd (build/progs/lifecycle_child). Ground truth: the nanosleep calls
+# every fd (build/progs/lifecycle_child), and an ignored signal across exec
+# (build/progs/spawn_ignored). Ground truth: the nanosleep calls
 # each process counts; every one must be a PARK in its own trace, none in
 # another's, and the user's file must hold only what the program wrote.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/lifecycle_child"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/lifecycle_child" "$D9_PROGS/spawn_ignored"
 prog=$D9_PROGS/lifecycle_child
 
 # park_counts DIR: "tid count" of nanosleep parks in every segment of DIR.
@@ -102,4 +103,12 @@ for run in 1 2 3 4 5 6 7 8 raw1 raw2 raw3 raw4; do
     [ "$f" = 0 ] || d9_fail "closestorm $run: $f futex events, want 0 (the agent's own gate waits recorded as the program's)"
 done
 d9_log "closestorm: 12 runs of 2,000 closes (4 of them also raw close_range): every park recorded, no futex event of the agent's own, all sealed, user file intact"
+
+# A signal the program ignores while the agent holds it (SIGUSR2, the dump
+# signal) stays ignored in children started by posix_spawn or execve: each
+# sends itself SIGUSR2 and lives, as without the agent.
+"$D9_PROGS/spawn_ignored" >"$D9_TMP/si.plain" 2>&1 || d9_fail "spawn_ignored without the agent: $(cat "$D9_TMP/si.plain")"
+d9_run_traced "$D9_TMP/si" "$D9_PROGS/spawn_ignored" >"$D9_TMP/si.out" 2>&1 ||
+    d9_fail "under the agent: $(cat "$D9_TMP/si.out")"
+d9_log "ignored signal across exec: $(tail -n 1 "$D9_TMP/si.out")"
 echo ok

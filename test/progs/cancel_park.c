@@ -6,7 +6,9 @@
  * timeout; the whole write once the pipe is read; never EINTR); a thread
  * that was not the target is not
  * disturbed, and a later cancel still reaches a wait that began before
- * the first. A cancel pending at a regular file's read or write acts there. Run plain and under the agent (test_hooks_semantics.sh).
+ * the first. A cancel pending at a regular file's read or write acts there,
+ * and a read or write blocked on a FIFO opened by path is cancelled in it.
+ * Run plain and under the agent (test_hooks_semantics.sh).
  *
  * Under the agent such a wait is made with the syscall instruction
  * (agent/direct.h), which glibc's pthread_cancel does not interrupt; the
@@ -287,6 +289,51 @@ static void file_cancelled_at(enum file_call call)
     close(f.fd);
 }
 
+/* A FIFO opened by path: the agent's fd table calls it a file (open() does
+ * not tell), but its read and write wait for another thread, so they stay
+ * cancellation points: a thread blocked in one is cancelled there by the
+ * process's first cancel. For a write, the FIFO is filled first. */
+struct fifo_waiter {
+    int fd, write;
+    _Atomic int in_call, returned;
+};
+
+static void *fifo_io(void *p)
+{
+    struct fifo_waiter *f = p;
+    char buf[PIPE_WRITE_BYTES] = {0};
+    atomic_store(&f->in_call, 1);
+    if (f->write)
+        (void)!write(f->fd, buf, sizeof buf);
+    else
+        (void)!read(f->fd, buf, 1);
+    atomic_store(&f->returned, 1);
+    return NULL;
+}
+
+static void fifo_cancelled_in(int write_side)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/cancel_park.fifo.%d", (int)getpid());
+    CHECK(mkfifo(path, 0600) == 0);
+    struct fifo_waiter f = {.fd = open(path, O_RDWR), .write = write_side};
+    int other = open(path, O_WRONLY | O_NONBLOCK);
+    unlink(path);
+    CHECK(f.fd >= 0 && other >= 0);
+    char buf[PIPE_WRITE_BYTES] = {0};
+    while (write_side && write(other, buf, sizeof buf) > 0)
+        ;
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, fifo_io, &f) == 0);
+    while (!atomic_load(&f.in_call))
+        sleep_ms(1);
+    sleep_ms(50);
+    CHECK(pthread_cancel(th) == 0);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0 && res == PTHREAD_CANCELED);
+    CHECK(!atomic_load(&f.returned));
+}
+
 /* Runs fn in a child process; adds the child's check counts to ours. */
 static void in_child(void (*fn)(void))
 {
@@ -330,6 +377,8 @@ static void file_read(void) { file_cancelled_at(F_READ); }
 static void file_pread(void) { file_cancelled_at(F_PREAD); }
 static void file_write(void) { file_cancelled_at(F_WRITE); }
 static void file_pwrite(void) { file_cancelled_at(F_PWRITE); }
+static void fifo_read(void) { fifo_cancelled_in(0); }
+static void fifo_write(void) { fifo_cancelled_in(1); }
 
 int main(void)
 {
@@ -351,6 +400,8 @@ int main(void)
     in_child(file_pread);
     in_child(file_write);
     in_child(file_pwrite);
+    in_child(fifo_read);
+    in_child(fifo_write);
     in_child(bystander_undisturbed);
     in_child(later_cancel);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);
