@@ -24,10 +24,8 @@ struct d9_config d9_cfg;
 static const char *env_get(void *ctx, const char *name) { return getenv(name); }
 static void env_error(void *ctx, const char *msg) { d9_log("%s", msg); }
 
-static void fork_parent(void) { d9_sigchain_fork_done(); }
 static void fork_child(void)
 {
-    d9_sigchain_fork_done();
     d9_dump_after_fork_child();
     d9_writer_after_fork_child();
 }
@@ -35,6 +33,10 @@ static void fork_child(void)
 __attribute__((constructor)) static void d9_init(void)
 {
     d9_busy++;
+    /* First and whatever follows: the sigaction interposer takes its lock
+     * even when the agent is off. */
+    if (pthread_atfork(d9_sigchain_fork_prepare, d9_sigchain_fork_done, d9_sigchain_fork_done))
+        d9_log("pthread_atfork failed: a child forked while a thread is in sigaction may hang");
     if (getauxval(AT_SECURE))
         goto off; /* setuid/setcap: never write files for a privileged process */
     d9_log_stderr(fcntl(2, F_GETFD) >= 0); /* started with 2>&-: fd 2 will be some file's */
@@ -54,7 +56,7 @@ __attribute__((constructor)) static void d9_init(void)
         goto out;
     if (d9_dump_init(&d9_cfg) < 0)
         goto out;
-    int rc = pthread_atfork(d9_sigchain_fork_prepare, fork_parent, fork_child);
+    int rc = pthread_atfork(NULL, NULL, fork_child);
     if (rc)
         d9_log("pthread_atfork failed: forked children are not recorded");
     if (d9_writer_start() < 0)
