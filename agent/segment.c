@@ -496,6 +496,13 @@ static int seg_open(void)
             goto created; /* its fd was closed by a raw syscall: reopened */
         if (failed)
             return -1;
+        if (errno == EACCES || errno == EPERM || errno == EROFS) {
+            /* No retry passes (a worker that dropped its privileges after
+             * start, a read-only mount): stop, holding no trace in memory. */
+            char where[600];
+            snprintf(where, sizeof(where), "%.480s: %.100s", proc_path, strerror(errno));
+            return stop("cannot create a segment in %s; not recording", where);
+        }
         return suspend("cannot create a segment in", proc_path);
     }
 created:;
