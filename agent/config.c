@@ -65,11 +65,21 @@ static const struct {
     int sig;
 } signames[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"PWR", SIGPWR}, {"URG", SIGURG}};
 
-/* Signals a dump trigger cannot use: uncatchable, or the crash handler's. */
-static int signal_reserved(uint64_t sig)
+/* Why a dump trigger cannot use sig, or NULL. The dump handler never
+ * applies the default action, so a signal whose default a service relies
+ * on would stop working: kill and job control could no longer end or stop
+ * it, and PIPE, CHLD and ALRM are the kernel's notices to the program. */
+static const char *signal_refused(uint64_t sig)
 {
-    return sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-           sig == SIGFPE || sig == SIGABRT;
+    switch (sig) {
+    case SIGKILL: case SIGSTOP: return "signal cannot be caught";
+    case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGABRT: return "is a crash signal";
+    case 32: case 33: return "reserved by glibc (SIGCANCEL, SIGSETXID)";
+    case SIGINT: case SIGQUIT: case SIGTERM: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGCONT:
+        return "ends or stops the program (kill, job control): its default must stay";
+    case SIGPIPE: case SIGCHLD: case SIGALRM: return "the kernel's notice to the program: its action must stay";
+    default: return NULL;
+    }
 }
 
 /* Parses decimal digits with an optional K/M/G (x1024^n) suffix when
@@ -173,8 +183,9 @@ static const char *apply(struct d9_config *c, const struct var *v, const char *s
     }
     if (v->kind == K_POW2 && (x & (x - 1)))
         return "not a power of two";
-    if (v->kind == K_SIGNAL && signal_reserved(x))
-        return "signal cannot be caught or is a crash signal";
+    const char *refused = v->kind == K_SIGNAL ? signal_refused(x) : NULL;
+    if (refused)
+        return refused;
     store(c, v, x);
     return NULL;
 }
