@@ -159,6 +159,14 @@ static void gate_leave(void)
     d9_futex(&opening, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
+void d9_seg_gate(int on)
+{
+    if (on)
+        gate_enter();
+    else
+        gate_leave();
+}
+
 static void seal_lost(void);
 static void verify_fds(void);
 static int refresh_dirs(void);

@@ -75,6 +75,12 @@ void d9_seg_after_fork_child(void);
 void d9_seg_close_begin(unsigned first, unsigned last);
 void d9_seg_close_end(void);
 
+/* Writer: around an fd of its own that lives only between on (1) and off
+ * (0), such as a /proc read of a thread's name. Host closes wait meanwhile
+ * (as for a segment's open), so a close loop cannot close that number and
+ * hand it to a file of the host's before the writer reads and closes it. */
+void d9_seg_gate(int on);
+
 /* An exec is about to replace the image (on = 1) or failed (on = 0): while
  * on, the writer seals the segment at the end of every cycle (its opening
  * time reads as 0, so the rotation check fires). */

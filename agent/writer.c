@@ -407,7 +407,13 @@ static void drain(struct d9_slot *s, int check_name)
         s->drop_reported = dropped;
     }
     char name[16];
-    if (check_name && d9_read_comm(s->tid, name) >= 0 && strcmp(name, s->name) != 0) {
+    int named = 0;
+    if (check_name) {
+        d9_seg_gate(1); /* its fd: segment.h */
+        named = d9_read_comm(s->tid, name) >= 0;
+        d9_seg_gate(0);
+    }
+    if (named && strcmp(name, s->name) != 0) {
         struct d9_raw_event ev;
         d9_name_event(&ev, now, name);
         put(s, &ev);
