@@ -39,6 +39,7 @@ static _Atomic int stopping;
 static _Atomic uint32_t kicked;    /* futex word: work is waiting */
 static _Atomic int sleeping;       /* the writer is (about to be) in FUTEX_WAIT */
 static _Atomic int names_flag;     /* some thread was renamed by another */
+static pid_t writer_pid;           /* the process the writer thread runs in */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
 static _Atomic uint32_t flush_done; /* futex word: requests served */
 static _Atomic int in_cycle;       /* the writer is draining / writing */
@@ -582,13 +583,19 @@ int d9_writer_start(void)
         d9_log("cannot start the writer thread: %s; not recording", strerror(rc));
         return -1;
     }
+    writer_pid = (pid_t)syscall(SYS_getpid);
     atomic_store(&running, 1);
     return 0;
 }
 
+/* 0 in a child made without fork() (raw clone, syscall(SYS_fork),
+ * _Fork()): no atfork handler ran, and the writer it would wait for is
+ * its parent's. A system call: for exit, exec and flush requests only. */
+static int writer_here(void) { return (pid_t)syscall(SYS_getpid) == writer_pid; }
+
 void d9_writer_stop(void)
 {
-    if (!atomic_exchange(&running, 0))
+    if (!atomic_exchange(&running, 0) || !writer_here())
         return;
     d9_busy++;
     atomic_store(&stopping, 1);
@@ -599,7 +606,7 @@ void d9_writer_stop(void)
 
 int d9_writer_flush(int timeout_ms)
 {
-    if (!atomic_load(&running) || d9_seg_failed())
+    if (!atomic_load(&running) || d9_seg_failed() || !writer_here())
         return -1;
     int rc = 0, saved = errno;
     d9_busy++;

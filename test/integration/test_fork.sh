@@ -3,11 +3,12 @@
 # makes threads and parks, both exit normally. Each process must get its own
 # sealed, intact trace directory holding exactly its own events: a child
 # must neither re-write what the parent had buffered at fork time nor lose
-# its own. Then fork_sigaction: children forked while another thread keeps
-# changing a signal's action must not hang on the agent's signal lock.
+# its own. Then raw_fork: children made without fork() end when they exit;
+# and fork_sigaction: children forked while another thread keeps changing a
+# signal's action must not hang on the agent's signal lock.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/forker" "$D9_PROGS/fork_sigaction"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/forker" "$D9_PROGS/fork_sigaction" "$D9_PROGS/raw_fork"
 
 trace=$D9_TMP/trace
 d9_run_traced "$trace" "$D9_PROGS/forker" >"$D9_TMP/out" 2>"$D9_TMP/err" ||
@@ -55,6 +56,12 @@ shared = tids["parent"] & tids["child"]
 if shared:
     errors.append("tids in both traces: %r" % shared)
 ' "$D9_TMP/out" "$D9_TMP"
+
+# Children made without fork() (syscall(SYS_fork), _Fork()) run no atfork
+# handler: their exit() must not wait for the parent's writer (it hung).
+d9_run_traced "$D9_TMP/rf" "$D9_PROGS/raw_fork" >"$D9_TMP/rf.out" 2>&1 ||
+    d9_fail "raw_fork under the agent: $(cat "$D9_TMP/rf.out")"
+d9_log "$(cat "$D9_TMP/rf.out")"
 
 # 200 forks: with the lock not taken around fork, about a third of the
 # children hung (7 of 20 before the fix).
