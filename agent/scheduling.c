@@ -77,6 +77,7 @@ static int open_schedstat(struct d9_sched *sc)
         return -1;
     sc->stat_fd = fd;
     sc->stat_ino = st.st_ino;
+    sc->stat_dev = st.st_dev;
     return 0;
 }
 
@@ -204,10 +205,10 @@ uint32_t d9_sched_drain(struct d9_slot *s, struct d9_raw_event *out, uint32_t ma
 
 /* Closes fd only if it is still the one we opened: a host may have closed
  * every fd it did not know about (closefrom) and reused the number. */
-static void close_stat(int fd, uint64_t ino)
+static void close_stat(int fd, uint64_t ino, uint64_t dev)
 {
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_ino == ino)
+    if (fstat(fd, &st) == 0 && st.st_ino == ino && st.st_dev == dev) /* procfs numbers its inodes too */
         close(fd);
 }
 
@@ -223,7 +224,7 @@ void d9_sched_release(struct d9_slot *s, int fork_child)
     struct d9_sched *sc = &s->sched;
     uint32_t on = atomic_exchange(&sc->on, 0);
     if (on & D9_SCHED_STAT)
-        close_stat(sc->stat_fd, sc->stat_ino);
+        close_stat(sc->stat_fd, sc->stat_ino, sc->stat_dev);
     if (on & D9_SCHED_PERF) {
         if (!fork_child) /* perf rings are not copied into a fork child */
             munmap(sc->perf, perf_map_size());

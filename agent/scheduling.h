@@ -50,7 +50,8 @@ struct d9_sched {
     _Atomic uint32_t on;  /* D9_SCHED_*: published by the owner (release) once set up */
     int stat_fd;          /* owner's /proc/thread-self/schedstat, kept open */
     int perf_fd;          /* owner's perf event */
-    uint64_t stat_ino;    /* fstat inode of stat_fd, and */
+    uint64_t stat_ino;    /* fstat inode and device of stat_fd, and */
+    uint64_t stat_dev;
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
     uint64_t read_stamp;  /* owner: stamp of the last reading (clock.h) */
