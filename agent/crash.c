@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h> /* RENAME_NOREPLACE */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -208,7 +209,18 @@ static void write_crash(int sig)
     int idle = d9_writer_quiesce(D9_CRASH_QUIESCE_MS);
     char open_path[D9_DIR_MAX + 128], path[D9_DIR_MAX + 128];
     size_t n = put_str(open_path, 0, sizeof(open_path), d9_seg_dir_path());
-    syscall(SYS_mkdirat, AT_FDCWD, open_path, 0700); /* the process dir exists once a segment was written */
+    if (!d9_seg_dir_claimed()) {
+        /* No segment yet (flight mode before a dump, an early crash): made
+         * here as the writer would (segment.c), never one an earlier
+         * process of the same pid left, whose crash.d9 this would replace. */
+        size_t base = n;
+        for (int i = 1; syscall(SYS_mkdirat, AT_FDCWD, open_path, 0700) != 0; i++) {
+            if (errno != EEXIST || i == 99)
+                return;
+            n = put_uint(open_path, put_str(open_path, base, sizeof(open_path), "."), sizeof(open_path),
+                         (uint64_t)i + 1);
+        }
+    }
     put_str(path, put_str(path, 0, sizeof(path), open_path), sizeof(path), "/crash.d9");
     put_str(open_path, n, sizeof(open_path), "/crash.d9.open");
     size_t hl = build_header(sig);
@@ -226,8 +238,8 @@ static void write_crash(int sig)
     if (rc == 0)
         rc = write_rings(fd);
     syscall(SYS_close, fd);
-    if (rc == 0)
-        syscall(SYS_renameat, AT_FDCWD, open_path, AT_FDCWD, path);
+    if (rc == 0) /* never over another crash.d9: it stays .open then (the decoder reads both) */
+        syscall(SYS_renameat2, AT_FDCWD, open_path, AT_FDCWD, path, RENAME_NOREPLACE);
     d9_writer_resume(); /* when the program's own handler recovers, recording goes on */
 }
 

@@ -414,6 +414,7 @@ int d9_seg_init(const struct d9_config *c)
 }
 
 const char *d9_seg_dir_path(void) { return proc_path; }
+int d9_seg_dir_claimed(void) { return proc_name[0] != 0; }
 
 void d9_seg_facts(struct d9_proc_facts *f)
 {

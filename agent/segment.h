@@ -26,6 +26,7 @@
  * its first segment. 0, or -1 after logging one line. */
 int d9_seg_init(const struct d9_config *c);
 const char *d9_seg_dir_path(void); /* the process directory (maybe not yet created) */
+int d9_seg_dir_claimed(void);      /* 1 once this process made its directory */
 
 /* The process facts every header carries, read once by d9_seg_init (crash.c
  * builds its header from them too: one place reads /proc). */

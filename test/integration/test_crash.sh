@@ -44,4 +44,22 @@ for mode in continuous flight; do
         grep -aq 'crash: signal' "$(find "$dir" -name crash.d9)" || d9_fail "crash.d9 header lacks the reason"
     done
 done
-d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained"
+
+# A stale directory of an earlier process with the same pid (a container's
+# pid 1 that restarts), holding that process's crash.d9: a crash before
+# any segment (flight mode, no dump yet) is dumped into <exe>.<pid>.2, and
+# the old crash.d9 stays as it was.
+mkdir -p "$D9_TMP/stale"
+sh -c 'mkdir "$1/crash_after.$$" && echo old >"$1/crash_after.$$/crash.d9" &&
+    exec env LD_PRELOAD="$2" DIAL9_DIR="$1" DIAL9_QUIET=1 DIAL9_MODE=flight "$3" abort 2 100' \
+    sh "$D9_TMP/stale" "$D9_AGENT" "$D9_PROGS/crash_after" 2>"$D9_TMP/stale.err" &
+pid=$!
+d9_track "$pid"
+d9_wait_exit "$pid" 30
+[ "$D9_RC" -eq 134 ] || d9_fail "stale dir: exit status $D9_RC, not 134 (SIGABRT)"
+[ "$(cat "$D9_TMP/stale/crash_after.$pid/crash.d9")" = old ] || d9_fail "stale dir: the earlier process's crash.d9 was replaced"
+[ -f "$D9_TMP/stale/crash_after.$pid.2/crash.d9" ] || d9_fail "stale dir: no crash.d9 in crash_after.$pid.2: $(find "$D9_TMP/stale")"
+d9_assert_check "$D9_TMP/stale/crash_after.$pid.2"
+got=$("$D9_DECODER" events --json "$D9_TMP/stale/crash_after.$pid.2" | grep -c '"type":"wake"' || true)
+[ "$got" -eq 200 ] || d9_fail "stale dir: $got of 200 wakes in the dump"
+d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained; a stale directory of the same pid left alone"
