@@ -53,7 +53,13 @@ static uint32_t nwake, nunpark; /* entries ever added: next slot = n % D9_MATCH_
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
-    if (!d9_in_vfork) { /* a vfork child's signal is not its parent's dump request */
+    /* Not dump requests: a vfork child's signal (not its parent's), and a
+     * thread's signal to a thread of its own process (pthread_kill, raise:
+     * SI_TKILL from this pid), the program's own use of the signal
+     * (HotSpot's thread suspension on USR2, Go's preemption on URG). kill(2)
+     * from anywhere, this process included, is one. */
+    int own = si && si->si_code == SI_TKILL && si->si_pid == (pid_t)syscall(SYS_getpid);
+    if (!d9_in_vfork && !own) {
         atomic_store(&sig_pending, 1);
         d9_writer_wake(); /* d9_futex: never recorded as the interrupted thread's */
     }

@@ -3,9 +3,10 @@
 # dump signal, dial9_dump() and a slow-syscall anomaly each write a sealed
 # segment with the history; dumps are rate-limited; DIAL9_FLIGHT_MAX_BYTES
 # bounds a dump; the program's own SIGUSR2 handler installed after the
-# agent still runs and the signal still dumps.
+# agent still runs and the signal still dumps; a signal a thread sends
+# within the process (pthread_kill) is the program's, not a dump request.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then" "$D9_PROGS/flight_dump"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/wakes_then" "$D9_PROGS/flight_dump" "$D9_PROGS/self_signal"
 export DIAL9_MODE=flight
 wakes() { "$D9_DECODER" events --json "$1" | grep -c '"type":"wake"' || true; }
 
@@ -81,4 +82,13 @@ d9_assert_check "$D9_TMP/usr2"
 got=$(wakes "$D9_TMP/usr2")
 [ "$got" -ge 250 ] || d9_fail "SIGUSR2 dump with a program handler holds $got of 250 wakes"
 
-d9_log "flight mode: signal, dial9_dump, rate limit, slow-syscall trigger and MaxBytes ($size bytes) OK"
+# The program's own use of SIGUSR2 (pthread_kill to its own threads, as
+# HotSpot suspends them) asks for no dump; kill(2) to itself does. In
+# continuous mode each dump request logs one "dial9: dump" line.
+out=$(DIAL9_MODE=continuous DIAL9_DUMP_MIN_INTERVAL_MS=0 d9_run_traced "$D9_TMP/self" env DIAL9_QUIET=0 \
+    "$D9_PROGS/self_signal" 2>"$D9_TMP/self.err") || d9_fail "self_signal failed: $(cat "$D9_TMP/self.err")"
+[ "$out" = "self_signal: handled 4" ] || d9_fail "self_signal: the program's handler: $out"
+n=$(grep -c '^dial9: dump (signal 12)' "$D9_TMP/self.err" || true)
+[ "$n" -eq 1 ] || d9_fail "self_signal: $n dump requests, want 1 (the kill(2) only): $(cat "$D9_TMP/self.err")"
+
+d9_log "flight mode: signal, dial9_dump, rate limit, slow-syscall trigger and MaxBytes ($size bytes) OK; a thread's own SIGUSR2 is no dump request"
