@@ -1,6 +1,6 @@
 /* stderr_reuse.c - a daemon's ways with stderr, then SIGUSR2 (the agent's
  * default dump signal: in continuous mode it logs "dial9: dump ..." on
- * stderr unless DIAL9_QUIET=1):
+ * stderr unless DIAL9_QUIET=1), sent with kill(2):
  *   stderr_reuse closed FILE    close(2); FILE opened (it gets fd 2, the
  *                               lowest free); "data" written to it
  *   stderr_reuse dup2 FILE      FILE opened and dup2'd onto fd 2 (stderr
@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         close(2);
         if (open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600) != 2)
             return 1;
-        raise(SIGUSR2);
+        kill(getpid(), SIGUSR2);
         nanosleep(&(struct timespec){0, 500000000}, NULL);
         return write(2, "data\n", 5) == 5 ? 0 : 1;
     }
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     if (fd < 0 || dup2(fd, 2) != 2)
         return 1;
     close(fd);
-    raise(SIGUSR2);
+    kill(getpid(), SIGUSR2);
     nanosleep(&(struct timespec){0, 500000000}, NULL);
     return 0;
 }
