@@ -211,11 +211,11 @@ static void write_crash(int sig)
     size_t n = put_str(open_path, 0, sizeof(open_path), d9_seg_dir_path());
     if (!d9_seg_dir_claimed()) {
         /* No segment yet (flight mode before a dump, an early crash): made
-         * here as the writer would (segment.c), never one an earlier
+         * here with the writer's rule (segment.h), never one an earlier
          * process of the same pid left, whose crash.d9 this would replace. */
         size_t base = n;
         for (int i = 1; syscall(SYS_mkdirat, AT_FDCWD, open_path, 0700) != 0; i++) {
-            if (errno != EEXIST || i == 99)
+            if (errno != EEXIST || i == D9_PROC_NAMES)
                 return;
             n = put_uint(open_path, put_str(open_path, base, sizeof(open_path), "."), sizeof(open_path),
                          (uint64_t)i + 1);

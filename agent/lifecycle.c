@@ -84,12 +84,17 @@ static int exec_failed(int armed, int ret)
     return ret;
 }
 
+/* int ret = real_ args, with the signals the program ignores while the
+ * agent holds them ignored in the kernel meanwhile (sigchain.h). */
+#define D9_IGNORED_KEPT(ret, args)                                             \
+    d9_sigchain_exec(0);                                                       \
+    int ret = real_ args;                                                      \
+    d9_sigchain_exec(1)
+
 #define D9_EXEC_BODY(name, args)                                               \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     int armed_ = before_exec();                                                \
-    d9_sigchain_exec(0);                                                       \
-    int ret_ = real_ args;                                                     \
-    d9_sigchain_exec(1);                                                       \
+    D9_IGNORED_KEPT(ret_, args);                                               \
     return exec_failed(armed_, ret_)
 
 D9_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -120,9 +125,7 @@ D9_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 /* posix_spawn: glibc's child execs without our hooks; only the signals. */
 #define D9_SPAWN_BODY(name, args)                                              \
     D9_REAL_OR_FAIL(real_, name, ENOSYS);                                      \
-    d9_sigchain_exec(0);                                                       \
-    int ret_ = real_ args;                                                     \
-    d9_sigchain_exec(1);                                                       \
+    D9_IGNORED_KEPT(ret_, args);                                               \
     return ret_
 
 D9_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -342,7 +342,7 @@ static int open_proc(void)
         return -1;
     int base = fd_of(FD_BASE), made = 0;
     if (!proc_name[0]) {
-        for (int i = 1; i < 100 && !made; i++) {
+        for (int i = 1; i <= D9_PROC_NAMES && !made; i++) {
             if (i == 1)
                 snprintf(proc_name, sizeof(proc_name), "%.40s.%u", exe_base, pid);
             else
@@ -354,7 +354,7 @@ static int open_proc(void)
         if (!made) { /* never into one made by another process (pid reuse) or user */
             snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
             proc_name[0] = 0;
-            return stop("%s and the 98 names before it exist; not recording", proc_path);
+            return stop("%s and every name before it exist; not recording", proc_path);
         }
     } else if (mkdirat(base, proc_name, 0700) == 0) {
         made = 1; /* removed while running: recreated */

@@ -25,6 +25,10 @@
  * exe/cmdline/hostname. This process's directory (0700) is created with
  * its first segment. 0, or -1 after logging one line. */
 int d9_seg_init(const struct d9_config *c);
+/* A process directory is <exe>.<pid>, or <exe>.<pid>.N (N = 2 ..
+ * D9_PROC_NAMES) when that exists (pid reuse, an image before exec); never
+ * one the agent did not make. */
+#define D9_PROC_NAMES 99
 const char *d9_seg_dir_path(void); /* the process directory (maybe not yet created) */
 int d9_seg_dir_claimed(void);      /* 1 once this process made its directory */
 

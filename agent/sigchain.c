@@ -52,6 +52,14 @@ static int is_fn(const struct sigaction *sa)
     return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
 }
 
+/* The kernel's action for sig set to act (this process's table: a vfork
+ * child's own). -1 with ENOSYS before the real sigaction is known. */
+static int kernel_set(int sig, const struct sigaction *act)
+{
+    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
+    return real ? real(sig, act, NULL) : (errno = ENOSYS, -1);
+}
+
 /* Locked: the kernel's SA_RESTART follows the program's action. */
 static int sync_kernel(int sig, struct chain *c, int force)
 {
@@ -59,8 +67,7 @@ static int sync_kernel(int sig, struct chain *c, int force)
     if (!force && (c->ours.sa_flags & SA_RESTART) == restart)
         return 0;
     c->ours.sa_flags = (c->ours.sa_flags & ~SA_RESTART) | restart;
-    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
-    return real ? real(sig, &c->ours, NULL) : (errno = ENOSYS, -1);
+    return kernel_set(sig, &c->ours);
 }
 
 int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags, const sigset_t *mask,
@@ -117,9 +124,7 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
             c->prog.sa_handler = SIG_DFL;
         } else { /* in a vfork child's own table only */
             struct sigaction dfl = {.sa_handler = SIG_DFL};
-            int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
-            if (real)
-                real(sig, &dfl, NULL);
+            kernel_set(sig, &dfl);
         }
     }
     unlock(&old); /* old: the mask this handler runs with (sig blocked) */
@@ -148,9 +153,7 @@ void d9_sigchain_release(int sig)
     sigset_t old;
     lock(&old);
     if (c->owned) {
-        int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
-        if (real)
-            real(sig, &c->prog, NULL);
+        kernel_set(sig, &c->prog);
         if (!d9_in_vfork) /* a vfork child's kernel table is its own; chains[] is the parent's */
             c->owned = 0;
     }
@@ -159,15 +162,12 @@ void d9_sigchain_release(int sig)
 
 void d9_sigchain_exec(int back)
 {
-    int (*real)(int, const struct sigaction *, struct sigaction *) = D9_REAL(sigaction);
-    if (!real)
-        return;
     sigset_t old;
     lock(&old);
     for (int sig = 1; sig < NSIG; sig++) {
         struct chain *c = &chains[sig];
         if (c->owned && c->prog.sa_handler == SIG_IGN)
-            real(sig, back ? &c->ours : &c->prog, NULL);
+            kernel_set(sig, back ? &c->ours : &c->prog);
     }
     unlock(&old);
 }

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_wait.h"
+
 static atomic_int stop;
 
 static void *flipper(void *arg)
@@ -25,20 +27,6 @@ static void *flipper(void *arg)
         signal(SIGPIPE, SIG_DFL);
     }
     return NULL;
-}
-
-/* The child's status within 5 s, or -1 (then it is killed). */
-static int wait_child(pid_t pid)
-{
-    for (int i = 0; i < 5000; i++) {
-        int st = 0;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return st;
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
 }
 
 int main(int argc, char **argv)
@@ -56,7 +44,7 @@ int main(int argc, char **argv)
         pid_t pid = fork();
         if (pid == 0)
             _exit(signal(SIGPIPE, SIG_DFL) == SIG_ERR ? 1 : 0);
-        int st = pid < 0 ? 0 : wait_child(pid);
+        int st = pid < 0 ? 0 : child_wait(pid, 5000);
         hung += st == -1;
         bad += pid < 0 || (st != -1 && (!WIFEXITED(st) || WEXITSTATUS(st) != 0));
     }

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_wait.h"
+
 pid_t _Fork(void); /* glibc 2.34 */
 
 static void child(void)
@@ -27,15 +29,10 @@ static const char *outcome(pid_t pid)
 {
     if (pid < 0)
         return "FAILED";
-    for (int i = 0; i < 5000; i++) {
-        int st = 0;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "FAILED";
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return "HUNG";
+    int st = child_wait(pid, 5000);
+    if (st == -1)
+        return "HUNG";
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "FAILED";
 }
 
 int main(void)
