@@ -265,7 +265,7 @@ static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, i
 /* ---- Writer (agent/writer.c) ------------------------------------------- */
 
 int d9_writer_start(void);  /* creates the writer thread, all signals blocked */
-void d9_writer_stop(void);  /* final drain, seal, join; idempotent */
+void d9_writer_stop(void);  /* final drain, seal, join (given up after 5 s without a block written); idempotent */
 void d9_writer_after_fork_child(void);
 
 #endif

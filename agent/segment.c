@@ -66,25 +66,30 @@ static void drop_fd(int i)
 
 /* ---- Fds closed by the host -------------------------------------------- */
 
-/* A host close must never take a number the writer is about to use, nor
- * one it has just made. Two gates:
- * - `closers` counts host closes between d9_seg_close_begin and _end; the
- *   writer makes an fd (open, openat) only with `opening` raised and no
- *   closer inside, and a closer that finds `opening` raised steps out until
- *   the fd is in own[]. So a close either sees the new fd in own[] or ends
- *   before it exists: a close loop or close_range never closes an fd the
- *   writer has not recorded.
+/* A host close must never take a number the writer uses without the writer
+ * knowing: the host may reuse it, and trace bytes would go to the host's
+ * file. Every host close counts itself in `close_started` before it looks
+ * at own[] and in `close_ended` after the real call.
+ * - An fd the writer makes is stored in own[] at once; a close that starts
+ *   later sees it. A close that may have missed it (one in flight or begun
+ *   since the writer read the counters before the open) makes the writer
+ *   wait until none is in flight and then check, by name, that the number
+ *   still names the file it opened (open_own). The open itself holds no
+ *   gate: on a hung DIAL9_DIR (NFS) it may block for minutes, and the
+ *   host's closes go on.
  * - A close that hits one of own[] marks it lost and, while a writer
  *   section is open, waits for it to end; a section starts by making
  *   `section` odd and then reading `lost`. Both sides are seq_cst: either
  *   the writer sees the mark, or the closer sees the section and waits, so
  *   the writer never uses a number the host has closed (and may reuse).
- * The writer waits for closers at most D9_SEG_GATE_MS (a closer that
- * longjmps out of a signal handler never leaves): then it opens anyway,
- * and a raw close is what it would be without the gate (EBADF, below). */
+ * - The writer's short-lived procfs fd (a thread's name) is made under
+ *   `opening`: closes that start meanwhile wait for it to be closed. The
+ *   writer waits for closes in flight at most D9_SEG_GATE_MS (a closer that
+ *   longjmps out of a signal handler never ends). */
 #define D9_SEG_GATE_MS 50
-static _Atomic uint32_t closers; /* futex word */
-static _Atomic uint32_t opening; /* futex word: 1 while the writer makes an fd */
+static _Atomic uint32_t close_started;
+static _Atomic uint32_t close_ended; /* futex word */
+static _Atomic uint32_t opening;     /* futex word: 1 while the writer holds a procfs fd */
 
 /* Host threads call these: errno is kept. */
 static void wait_word(_Atomic uint32_t *w, uint32_t v, long ns)
@@ -105,9 +110,10 @@ static void wait_section(uint32_t s)
 
 void d9_seg_close_end(void)
 {
-    if (atomic_fetch_sub(&closers, 1) == 1 && atomic_load(&opening)) {
+    uint32_t e = atomic_fetch_add(&close_ended, 1) + 1;
+    if (atomic_load(&opening) && e == atomic_load(&close_started)) {
         int err = errno;
-        d9_futex(&closers, FUTEX_WAKE_PRIVATE, 1, NULL);
+        d9_futex(&close_ended, FUTEX_WAKE_PRIVATE, 1, NULL);
         errno = err;
     }
 }
@@ -115,8 +121,8 @@ void d9_seg_close_end(void)
 void d9_seg_close_begin(unsigned first, unsigned last)
 {
     for (;;) {
-        atomic_fetch_add(&closers, 1);
-        if (atomic_load(&opening)) { /* an fd being made: wait until it is in own[] */
+        atomic_fetch_add(&close_started, 1);
+        if (atomic_load(&opening)) { /* a procfs fd in no own[] slot: wait until it is closed */
             d9_seg_close_end();
             while (atomic_load(&opening))
                 wait_word(&opening, 1, 10000000);
@@ -139,18 +145,26 @@ void d9_seg_close_begin(unsigned first, unsigned last)
     }
 }
 
-/* The writer makes an fd between gate_enter and gate_leave, and stores it
- * in own[] before leaving. */
+/* Waits until no host close is in flight, D9_SEG_GATE_MS at most. Returns
+ * 1 when none is. */
+static int closes_drained(void)
+{
+    uint32_t e = atomic_load(&close_ended);
+    if (e == atomic_load(&close_started))
+        return 1;
+    uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
+    do {
+        wait_word(&close_ended, e, 1000000);
+        if ((e = atomic_load(&close_ended)) == atomic_load(&close_started))
+            return 1;
+    } while (d9_now() < deadline);
+    return 0;
+}
+
 static void gate_enter(void)
 {
     atomic_store(&opening, 1);
-    uint32_t c = atomic_load(&closers);
-    if (!c)
-        return;
-    uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
-    do
-        wait_word(&closers, c, 1000000);
-    while ((c = atomic_load(&closers)) != 0 && d9_now() < deadline);
+    closes_drained(); /* past the bound it goes on: a raw close, as without the gate */
 }
 
 static void gate_leave(void)
@@ -295,21 +309,34 @@ int d9_seg_failed(void)
 
 /* ---- Directories ------------------------------------------------------- */
 
-/* Opens name at dirfd as own fd i under the gate (a host close cannot take
- * it before it is in own[]); st gets its identity. Returns the fd, -1 when
- * the open failed (errno), or -2 with errno EBADF when a raw-syscall close
- * took it before fstat: the number is not ours any more, never closed, and
+/* Opens name at dirfd as own fd i; st gets its identity. Returns the fd,
+ * -1 when the open failed (errno), or -2 with errno EBADF when a host
+ * close took it before it was in own[] (a close loop, close_range, or a
+ * raw syscall): the number is not ours any more, never closed, and
  * seg_open reopens by name. */
 static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
-    gate_enter();
-    int fd = openat(dirfd, name, flags, mode);
-    int known = fd >= 0 && fstat(fd, st) == 0;
-    if (known)
-        set_fd(i, fd);
-    gate_leave();
-    if (known || fd < 0)
+    uint32_t s0 = atomic_load(&close_started), e0 = atomic_load(&close_ended);
+    int fd = openat(dirfd, name, flags, mode); /* no gate: it may block (NFS) */
+    if (fd < 0)
         return fd;
+    set_fd(i, fd); /* a close that starts from here sees it */
+    int known = fstat(fd, st) == 0;
+    if (known && (atomic_load(&close_started) != s0 || e0 != s0)) {
+        /* A close ran while the fd was in no slot: once none is in flight
+         * (a close stuck in a file system's flush has let go of its number
+         * already), the number must still name the file at that name. */
+        struct stat by_name;
+        closes_drained();
+        known = fstat(fd, st) == 0 && fstatat(dirfd, name, &by_name, AT_SYMLINK_NOFOLLOW) == 0 &&
+                by_name.st_dev == st->st_dev && by_name.st_ino == st->st_ino;
+    }
+    if (known)
+        return fd;
+    set_fd(i, -1);
+    /* Closes that saw the host's number in own[] marked it: not ours. */
+    closes_drained();
+    atomic_fetch_and(&lost, ~(1u << i));
     errno = EBADF;
     return -2;
 }
@@ -565,12 +592,11 @@ static int lost_mid_write(uint64_t good)
     seg_name(name, sizeof(name), seq, 1);
     set_fd(FD_SEG, -1); /* not ours any more: never close that number */
     refresh_dirs();     /* the same close may have taken the directory's fd */
-    gate_enter(); /* held while the fd lives: it is in no own[] slot */
-    int fd = fd_of(FD_PROC) >= 0 ? openat(fd_of(FD_PROC), name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    int cut = fd >= 0 && ftruncate(fd, (off_t)good) == 0;
-    if (fd >= 0)
-        close(fd);
-    gate_leave();
+    struct stat st; /* reopened by name in its own slot, for the cut only */
+    int cut = fd_of(FD_PROC) >= 0 &&
+              open_own(FD_SEG, fd_of(FD_PROC), name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, &st) >= 0 &&
+              ftruncate(fd_of(FD_SEG), (off_t)good) == 0;
+    drop_fd(FD_SEG);
     if (good <= seg_hdr_len || !cut) {
         if (fd_of(FD_PROC) >= 0)
             unlinkat(fd_of(FD_PROC), name, 0);
@@ -773,7 +799,8 @@ void d9_seg_after_fork_child(void)
     drop_fd(FD_PROC);
     atomic_store(&lost, 0);
     atomic_store(&waiters, 0);
-    atomic_store(&closers, 0); /* another thread of the parent may have been closing */
+    atomic_store(&close_started, 0); /* another thread of the parent may have been closing */
+    atomic_store(&close_ended, 0);
     atomic_store(&opening, 0);
     atomic_store(&exec_pending, 0);
     seq = oldest_seq = 0;

@@ -71,19 +71,21 @@ void d9_seg_after_fork_child(void);
 /* The host is about to close every fd in [first, last] (close and dup2/dup3
  * onto an fd: first == last; close_range, closefrom); d9_seg_close_end
  * follows the real call, on every path. If one is the agent's, it is marked
- * lost and begin waits until the writer no longer uses it; the writer then
- * reopens by path (a new segment) and never touches that number again.
- * Between begin and end the writer makes no fd, so the call cannot close
- * one it has not recorded yet. Waits are bounded (futex ticks; the writer
- * gives up waiting on closers after D9_SEG_GATE_MS). Not for agent code
- * (d9_busy): the writer would wait on itself. */
+ * lost and begin waits until the writer no longer uses it (the end of its
+ * file system call); the writer then reopens by path (a new segment) and
+ * never touches that number again. A close never waits for the writer's
+ * open: a number the open got that a close may have taken before it was
+ * recorded is checked by name, and left alone when it names another file
+ * (segment.c, open_own). Not for agent code (d9_busy): the writer would
+ * wait on itself. */
 void d9_seg_close_begin(unsigned first, unsigned last);
 void d9_seg_close_end(void);
 
 /* Writer: around an fd of its own that lives only between on (1) and off
- * (0), such as a /proc read of a thread's name. Host closes wait meanwhile
- * (as for a segment's open), so a close loop cannot close that number and
- * hand it to a file of the host's before the writer reads and closes it. */
+ * (0), such as a /proc read of a thread's name (never a file system that
+ * can hang). Host closes wait meanwhile, so a close loop cannot close that
+ * number and hand it to a file of the host's before the writer reads and
+ * closes it. */
 void d9_seg_gate(int on);
 
 /* An exec is about to replace the image (on = 1) or failed (on = 0): while

@@ -43,6 +43,7 @@ static pid_t writer_pid;           /* the process the writer thread runs in */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
 static _Atomic uint32_t flush_done; /* futex word: requests served */
 static _Atomic int in_cycle;       /* the writer is draining / writing */
+static _Atomic uint32_t progress;  /* bumped after each block written (or not) and each cycle */
 static _Atomic int quiesced;       /* crash handler: start no new cycle */
 static _Atomic pid_t writer_tid;
 
@@ -203,7 +204,9 @@ static void write_block(const uint8_t *buf, size_t n)
         }
         seg_blocks = 0;
     }
-    if (d9_seg_write(buf, n) < 0) {
+    int rc = d9_seg_write(buf, n);
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+    if (rc < 0) {
         fail_stop();
         return;
     }
@@ -535,6 +538,7 @@ static void *writer_main(void *arg)
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
         cycle();
+        atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
     }
     cycle(); /* final drain: everything recorded before the stop */
     if (!atomic_load(&quiesced)) {
@@ -593,6 +597,37 @@ int d9_writer_start(void)
  * its parent's. A system call: for exit, exec and flush requests only. */
 static int writer_here(void) { return (pid_t)syscall(SYS_getpid) == writer_pid; }
 
+/* Exit waits for the final drain as long as the writer gets blocks
+ * written; after D9_EXIT_STALL_MS with none (a trace directory on a file
+ * system that stopped answering) it goes on without it: the program's exit
+ * must not hang on the agent's files. */
+#define D9_EXIT_STALL_MS 5000
+static void join_writer(void)
+{
+    uint32_t seen = atomic_load_explicit(&progress, memory_order_relaxed);
+    uint64_t since = d9_now();
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 100000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        if (pthread_clockjoin_np(thread, NULL, CLOCK_MONOTONIC, &until) != ETIMEDOUT)
+            return;
+        uint32_t now = atomic_load_explicit(&progress, memory_order_relaxed);
+        if (now != seen) {
+            seen = now;
+            since = d9_now();
+        } else if (d9_now() - since >= (uint64_t)D9_EXIT_STALL_MS * 1000000u) {
+            d9_log("the writer has finished no write for %d s (is DIAL9_DIR=%s answering?); exiting "
+                   "without the events still in memory", D9_EXIT_STALL_MS / 1000, d9_cfg.dir);
+            return;
+        }
+    }
+}
+
 void d9_writer_stop(void)
 {
     if (!atomic_exchange(&running, 0) || !writer_here())
@@ -600,7 +635,7 @@ void d9_writer_stop(void)
     d9_busy++;
     atomic_store(&stopping, 1);
     wake_writer();
-    pthread_join(thread, NULL);
+    join_writer();
     d9_busy--;
 }
 

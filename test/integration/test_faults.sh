@@ -2,13 +2,15 @@
 # Faults the agent must survive without failing the program (issue 4):
 # disk full and resumed, trace directory removed while running, unwritable
 # DIAL9_DIR, files in the way, a symlink planted at the next segment's
-# path, the size budget, stderr closed and its number reused; and the
+# path, the size budget, stderr closed and its number reused, a trace
+# directory whose open hangs (NFS); and the
 # trace's own safety: 0700 directories, 0600 files, the command line
 # recorded, the environment never.
 # The program's ground truth is fault_writer's own output ("start",
 # "wakes N", "end", exit 0) and, untraced, the same lines.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer" "$D9_PROGS/stderr_reuse" "$D9_PROGS/drop_privs"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer" "$D9_PROGS/stderr_reuse" "$D9_PROGS/drop_privs" \
+    "$D9_PROGS/slow_dir" "$D9_BUILD/preload/slow_segment_open.so"
 FW=$D9_PROGS/fault_writer
 skipped=""
 mounts=""
@@ -356,7 +358,55 @@ d9_run_traced "$D9_TMP/sr" env DIAL9_QUIET=0 "$SR" dup2 "$D9_TMP/sr.log" 2>"$D9_
 grep -q '^dial9: dump (signal 12)' "$D9_TMP/sr.log" || d9_fail "stderr redirected: no dump line: $(cat "$D9_TMP/sr.log")"
 d9_log "stderr: nothing written into a file that took fd 2 after a close; lines go to a dup2'd one"
 
+# ---- (h) A trace directory that hangs ---------------------------------------
+# An NFS server gone: the writer's open of a segment blocks for seconds. The
+# host's closes must not wait for it (the agent's fds are told apart from
+# the host's without holding them up). slow_segment_open.so holds the
+# writer's first segment open 2 s after the kernel gave it its number.
+# Ground truth: slow_dir's own clock around each close and its own file.
+hang_run() { # MODE: runs slow_dir MODE under the held open, into $D9_TMP/hang.MODE
+    rm -rf "$D9_TMP/hang.$1"
+    SLOW_OPEN_MS=2000 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+        DIAL9_DIR="$D9_TMP/hang.$1" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$1" "$D9_TMP/hang.$1.host" \
+        >"$D9_TMP/hang.$1.out" 2>&1 || d9_fail "hung dir ($1): slow_dir failed: $(cat "$D9_TMP/hang.$1.out")"
+    [ "$(sed -n 's/^wakes //p' "$D9_TMP/hang.$1.out")" = 200 ] || d9_fail "hung dir ($1): $(cat "$D9_TMP/hang.$1.out")"
+    slowest=$(sed -n 's/^slowest close \([0-9]*\) us$/\1/p' "$D9_TMP/hang.$1.out")
+    during=$(sed -n 's/^closes while held //p' "$D9_TMP/hang.$1.out")
+    # The open is held 2 s: a close that waited for it took that long.
+    [ -n "$slowest" ] && [ "$slowest" -lt 500000 ] ||
+        d9_fail "hung dir ($1): a host close took ${slowest:-?} us while the writer's open hung"
+    [ "${during:-0}" -ge 1 ] || d9_fail "hung dir ($1): no close made while the open was held: $(cat "$D9_TMP/hang.$1.out")"
+    hdir=$(d9_sealed_dir "$D9_TMP/hang.$1" "$(ls "$D9_TMP/hang.$1" | sed -n 's/^slow_dir\.\([0-9]*\)$/\1/p')") || exit 1
+    # Every wake slow_dir made is in the trace, none dropped.
+    wakes=$("$D9_DECODER" events --json "$hdir" | python3 -c 'import json, sys
+print(sum(1 for l in sys.stdin if (e := json.loads(l))["type"] == "wake" and e["call"] == "cond_signal"))')
+    [ "$wakes" = 200 ] || d9_fail "hung dir ($1): $wakes cond_signal wakes decoded, slow_dir made 200"
+}
+hang_run closes
+d9_log "hung dir: 200 host closes while the writer's open hung, slowest $slowest us"
+# The host closes the number the held open got (a close loop would) and
+# opens its own file, which takes it: the agent must find the number is
+# not its segment's any more and write nothing there.
+hang_run reuse
+grep -qx 'reused yes' "$D9_TMP/hang.reuse.out" || d9_fail "hung dir (reuse): the host's file did not take the number: $(cat "$D9_TMP/hang.reuse.out")"
+[ "$(cat "$D9_TMP/hang.reuse.host")" = "$(printf 'host 1\nhost 2')" ] ||
+    d9_fail "hung dir (reuse): the host's file holds: $(head -c 200 "$D9_TMP/hang.reuse.host" | od -c | head -n 4)"
+d9_log "hung dir: the number closed and reused by the host; the host's file untouched, every wake recorded"
+# exit() while the open hangs for 30 s: the agent gives up on its writer
+# after 5 s without a write, with one line, and the program's exit goes on.
+rm -rf "$D9_TMP/hang.exit"
+t0=$(mono_ns)
+SLOW_OPEN_MS=30000 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+    DIAL9_DIR="$D9_TMP/hang.exit" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" exit >"$D9_TMP/hang.exit.out" 2>&1 ||
+    d9_fail "hung dir (exit): slow_dir failed: $(cat "$D9_TMP/hang.exit.out")"
+ms=$((($(mono_ns) - t0) / 1000000))
+grep -qx 'exiting while held' "$D9_TMP/hang.exit.out" || d9_fail "hung dir (exit): $(cat "$D9_TMP/hang.exit.out")"
+[ "$ms" -lt 15000 ] || d9_fail "hung dir (exit): the exit took $ms ms while the open hung 30 s"
+[ "$(grep -c '^dial9: the writer has finished no write for 5 s' "$D9_TMP/hang.exit.out")" = 1 ] ||
+    d9_fail "hung dir (exit): no line, or more than one: $(cat "$D9_TMP/hang.exit.out")"
+d9_log "hung dir: exit took $ms ms while the writer's open hung 30 s, with one line"
+
 if [ -n "$skipped" ]; then
     d9_skip "everything else passed; not run:$skipped"
 fi
-d9_log "faults: disk full, removed dir, size budget, unwritable dir, files in the way, symlink, stderr, modes OK"
+d9_log "faults: disk full, removed dir, size budget, unwritable dir, files in the way, symlink, stderr, modes, hung dir OK"
