@@ -607,14 +607,17 @@ static void join_writer(void)
     uint32_t seen = atomic_load_explicit(&progress, memory_order_relaxed);
     uint64_t since = d9_now();
     for (;;) {
+        /* Slices of 100 ms on CLOCK_REALTIME (pthread_timedjoin_np's; a
+         * step of that clock changes one slice): the stall is timed on
+         * d9_now. Not pthread_clockjoin_np: TSan sees no join in it. */
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
+        clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100000000;
         if (until.tv_nsec >= 1000000000) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000;
         }
-        if (pthread_clockjoin_np(thread, NULL, CLOCK_MONOTONIC, &until) != ETIMEDOUT)
+        if (pthread_timedjoin_np(thread, NULL, &until) != ETIMEDOUT)
             return;
         uint32_t now = atomic_load_explicit(&progress, memory_order_relaxed);
         if (now != seen) {
