@@ -33,9 +33,11 @@ static void signal_n(int n)
         pthread_cond_signal(&cv);
 }
 
+/* Polls every 5 ms: few events, as the ring is not drained while the open
+ * is held. */
 static int wait_state(_Atomic int *state, int want, int secs)
 {
-    for (uint64_t end = now_ns() + (uint64_t)secs * 1000000000u; now_ns() < end; usleep(1000))
+    for (uint64_t end = now_ns() + (uint64_t)secs * 1000000000u; now_ns() < end; usleep(5000))
         if (*state >= want)
             return 1;
     return 0;
