@@ -145,26 +145,22 @@ void d9_seg_close_begin(unsigned first, unsigned last)
     }
 }
 
-/* Waits until no host close is in flight, D9_SEG_GATE_MS at most. Returns
- * 1 when none is. */
-static int closes_drained(void)
+/* Waits until no host close is in flight, D9_SEG_GATE_MS at most (then
+ * goes on: a close that never ends is a raw close, as without the gate). */
+static void closes_drained(void)
 {
     uint32_t e = atomic_load(&close_ended);
-    if (e == atomic_load(&close_started))
-        return 1;
     uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
-    do {
+    while (e != atomic_load(&close_started) && d9_now() < deadline) {
         wait_word(&close_ended, e, 1000000);
-        if ((e = atomic_load(&close_ended)) == atomic_load(&close_started))
-            return 1;
-    } while (d9_now() < deadline);
-    return 0;
+        e = atomic_load(&close_ended);
+    }
 }
 
 static void gate_enter(void)
 {
     atomic_store(&opening, 1);
-    closes_drained(); /* past the bound it goes on: a raw close, as without the gate */
+    closes_drained();
 }
 
 static void gate_leave(void)

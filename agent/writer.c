@@ -43,7 +43,7 @@ static pid_t writer_pid;           /* the process the writer thread runs in */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
 static _Atomic uint32_t flush_done; /* futex word: requests served */
 static _Atomic int in_cycle;       /* the writer is draining / writing */
-static _Atomic uint32_t progress;  /* bumped after each block written (or not) and each cycle */
+static _Atomic uint32_t progress;  /* bumped after each block written (or not): join_writer */
 static _Atomic int quiesced;       /* crash handler: start no new cycle */
 static _Atomic pid_t writer_tid;
 
@@ -538,7 +538,6 @@ static void *writer_main(void *arg)
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
         cycle();
-        atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
     }
     cycle(); /* final drain: everything recorded before the stop */
     if (!atomic_load(&quiesced)) {

@@ -364,11 +364,14 @@ d9_log "stderr: nothing written into a file that took fd 2 after a close; lines 
 # the host's without holding them up). slow_segment_open.so holds the
 # writer's first segment open 2 s after the kernel gave it its number.
 # Ground truth: slow_dir's own clock around each close and its own file.
-hang_run() { # MODE: runs slow_dir MODE under the held open, into $D9_TMP/hang.MODE
-    rm -rf "$D9_TMP/hang.$1"
-    SLOW_OPEN_MS=2000 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
-        DIAL9_DIR="$D9_TMP/hang.$1" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$1" "$D9_TMP/hang.$1.host" \
-        >"$D9_TMP/hang.$1.out" 2>&1 || d9_fail "hung dir ($1): slow_dir failed: $(cat "$D9_TMP/hang.$1.out")"
+held_slow_dir() { # MS MODE: slow_dir MODE with the open held MS ms, into $D9_TMP/hang.MODE[.out|.host]
+    rm -rf "$D9_TMP/hang.$2"
+    SLOW_OPEN_MS=$1 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+        DIAL9_DIR="$D9_TMP/hang.$2" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$2" "$D9_TMP/hang.$2.host" \
+        >"$D9_TMP/hang.$2.out" 2>&1 || d9_fail "hung dir ($2): slow_dir failed: $(cat "$D9_TMP/hang.$2.out")"
+}
+hang_run() { # MODE: slow_dir MODE under an open held 2 s; its closes and its wakes
+    held_slow_dir 2000 "$1"
     [ "$(sed -n 's/^wakes //p' "$D9_TMP/hang.$1.out")" = 200 ] || d9_fail "hung dir ($1): $(cat "$D9_TMP/hang.$1.out")"
     slowest=$(sed -n 's/^slowest close \([0-9]*\) us$/\1/p' "$D9_TMP/hang.$1.out")
     during=$(sed -n 's/^closes while held //p' "$D9_TMP/hang.$1.out")
@@ -394,11 +397,8 @@ grep -qx 'reused yes' "$D9_TMP/hang.reuse.out" || d9_fail "hung dir (reuse): the
 d9_log "hung dir: the number closed and reused by the host; the host's file untouched, every wake recorded"
 # exit() while the open hangs for 30 s: the agent gives up on its writer
 # after 5 s without a write, with one line, and the program's exit goes on.
-rm -rf "$D9_TMP/hang.exit"
 t0=$(mono_ns)
-SLOW_OPEN_MS=30000 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
-    DIAL9_DIR="$D9_TMP/hang.exit" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" exit >"$D9_TMP/hang.exit.out" 2>&1 ||
-    d9_fail "hung dir (exit): slow_dir failed: $(cat "$D9_TMP/hang.exit.out")"
+held_slow_dir 30000 exit
 ms=$((($(mono_ns) - t0) / 1000000))
 grep -qx 'exiting while held' "$D9_TMP/hang.exit.out" || d9_fail "hung dir (exit): $(cat "$D9_TMP/hang.exit.out")"
 [ "$ms" -lt 15000 ] || d9_fail "hung dir (exit): the exit took $ms ms while the open hung 30 s"
