@@ -138,8 +138,9 @@ void d9_sched_register(struct d9_slot *s)
         return;
     int saved = errno;
     uint32_t on = 0;
+    uint64_t start = d9_stamp(); /* before the first read (the window's rule); recording is on: the clock is set up */
     if (open_schedstat(sc) == 0) {
-        sc->read_stamp = d9_stamp(); /* recording is on: the clock is set up */
+        sc->read_stamp = start;
         on |= D9_SCHED_STAT;
         d9_tls.stat_after = 0; /* the first long park reads */
     }
@@ -158,12 +159,15 @@ void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
     int cancel = d9_cancel_off(); /* pread is a cancellation point; the hook's call may not be */
     uint64_t rd;
     int got = read_run_delay(sc->stat_fd, &rd);
+    /* The window runs from before the previous read to after this one: a
+     * preemption between ts and the read lands in rd, and must in the window. */
+    uint64_t end = d9_stamp_like(ts);
     d9_cancel_restore(cancel);
     if (got < 0) {
         d9_tls.stat_after = UINT64_MAX; /* the host closed our fd, the number now names something else */
     } else {
         if (rd > sc->run_delay)
-            d9_slot_push(s, ts, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, ts - sc->read_stamp);
+            d9_slot_push(s, end, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, rd - sc->run_delay, end - sc->read_stamp);
         sc->run_delay = rd;
         sc->read_stamp = ts;
         d9_tls.stat_after = ts + d9_stat_gap_stamps;

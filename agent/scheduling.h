@@ -54,7 +54,7 @@ struct d9_sched {
     uint64_t stat_dev;
     uint64_t perf_id;     /* PERF_EVENT_IOC_ID of perf_fd: closed only if still ours */
     uint64_t run_delay;   /* owner: run_delay at the last reading, ns */
-    uint64_t read_stamp;  /* owner: stamp of the last reading (clock.h) */
+    uint64_t read_stamp;  /* owner: stamp taken just before the last reading (clock.h) */
     struct perf_event_mmap_page *perf; /* 1 + D9_PERF_DATA_PAGES pages */
     _Atomic uint64_t exit_ts; /* owner at THREAD_EXIT, ns: later switches are not the thread's life */
     struct d9_switch_state sw; /* writer: preemption awaiting its switch-in */

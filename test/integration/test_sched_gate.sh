@@ -11,28 +11,35 @@
 # - 20000 polls that return at once (gap 10 ms): no more readings than polls
 #   the program itself saw take 20 us or more, nor than the gap allows;
 # - DIAL9_SCHED=0, and the program without the agent: no reading at all.
-# The window of each sched_delay event (window_ns, the time since the
-# thread's previous reading) in the two long-park traces: readings tile the
-# thread's time, so a window starts no earlier than the previous event (and
-# the thread's start), spans at least the gap and at most the gap plus the
-# longest park and 5 ms, and holds the run-queue wait it reports; and no
-# more events than reads (a reading whose wait did not grow is not one).
+# The window of each sched_delay event (window_ns, from just before the
+# thread's previous reading to just after this one) in the two long-park
+# traces: readings tile the thread's time, so a window starts no earlier
+# than the unpark that made the previous event's reading (and the thread's
+# start), spans at least the gap and at most the gap plus the longest park
+# and 5 ms, and holds the run-queue wait it reports; and no more events than
+# reads (a reading whose wait did not grow is not one).
+# A thread kept on the run queue between its unpark and its read (a
+# preemption there; test/preload/wait_before_schedstat.so holds the 4th
+# read 40 ms behind a SCHED_FIFO spinner on its CPU): the reading after it
+# reports that wait, as the preload measured it on the same fd, and its
+# window still holds it.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_PROGS/sched_gate"
+d9_require "$D9_AGENT" "$D9_PROGS/sched_gate" "$D9_BUILD/preload/wait_before_schedstat.so"
 [ -r /proc/thread-self/io ] || d9_skip "no /proc/thread-self/io (CONFIG_TASK_IO_ACCOUNTING)"
 
 run() { # NAME MODE N [ENV...]: the program's line into $D9_TMP/NAME
     local name=$1 mode=$2 n=$3
     shift 3
-    d9_run_traced "$D9_TMP/trace.$name" env "$@" "$D9_PROGS/sched_gate" "$mode" "$n" >"$D9_TMP/$name" ||
-        d9_fail "sched_gate $mode failed"
+    d9_run_traced "$D9_TMP/trace.$name" env "$@" "$D9_PROGS/sched_gate" "$mode" "$n" >"$D9_TMP/$name" \
+        2>"$D9_TMP/$name.err" || d9_fail "sched_gate $mode failed: $(cat "$D9_TMP/$name.err")"
     d9_log "$name: $(cat "$D9_TMP/$name")"
 }
 run long long 300 DIAL9_SCHED_GAP_MS=10
 run default long 600
 run short short 20000 DIAL9_SCHED_GAP_MS=10
 run nosched long 300 DIAL9_SCHED=0
+run held long 100 DIAL9_SCHED_GAP_MS=10 LD_PRELOAD="$D9_BUILD/preload/wait_before_schedstat.so $D9_AGENT"
 timeout 60 "$D9_PROGS/sched_gate" long 100 >"$D9_TMP/off" || d9_fail "sched_gate without the agent failed"
 d9_log "off: $(cat "$D9_TMP/off")"
 
@@ -58,7 +65,7 @@ expect("DIAL9_SCHED=0: readings", ns["reads"], 0)
 expect("no agent: readings", off["reads"], 0)
 ' "$D9_TMP/long" "$D9_TMP/default" "$D9_TMP/short" "$D9_TMP/nosched" "$D9_TMP/off"
 
-for name in long default; do
+for name in long default held; do
     d=$(echo "$D9_TMP/trace.$name"/sched_gate.*)
     d9_assert_sealed "$d"
     d9_assert_check "$d"
@@ -74,6 +81,7 @@ for line, path, gap in ((sys.argv[1], sys.argv[2], 10 * MS), (sys.argv[3], sys.a
     expect(label + ": one thread", len(start), 1)
     if not reads or len(reads) > run["reads"]:
         errors.append("%s: %d sched_delay events for %d reads" % (label, len(reads), run["reads"]))
+    unparks = [e["ts"] for e in events if e["type"] == "unpark"]
     prev = start[0] if start else 0
     for i, e in enumerate(reads):
         w = e.get("window_ns")
@@ -84,8 +92,28 @@ for line, path, gap in ((sys.argv[1], sys.argv[2], 10 * MS), (sys.argv[3], sys.a
             errors.append(what + ": outside the gap and the longest park %d ns" % run["max_park_ns"])
         elif e["delay_ns"] > w:
             errors.append(what + ": waited longer than its window")
-        prev = e["ts"]
+        prev = max([u for u in unparks if u <= e["ts"]] or [e["ts"]]) # the unpark before this read
     print("%s: %d readings, windows %.2f..%.2f ms" % (label, len(reads), min(e["window_ns"] for e in reads[1:]) / MS,
           max(e["window_ns"] for e in reads[1:]) / MS) if len(reads) > 1 else label)
 ' "$D9_TMP/long" "$D9_TMP/long.events.jsonl" "$D9_TMP/default" "$D9_TMP/default.events.jsonl"
+
+d9_py "$PY_FIELDS"'
+err = open(sys.argv[2]).read()
+m = re.search(r"wait_before_schedstat: read 4 held on the run queue (\d+) ns", err)
+if not m:
+    errors.append("the preload made no wait: %r" % err)
+else:
+    held = int(m.group(1))
+    events = jsonl(sys.argv[1])
+    reads = [e for e in events if e["type"] == "sched_delay" and e["tid"] == e["pid"]] # on the main thread
+    got = [e for e in reads if e["delay_ns"] >= held]
+    expect("held 4th read: readings of the main thread with the wait in them", len(got), 1)
+    if got and got[0]["delay_ns"] > held + 5 * MS:
+        errors.append("held read: delay %d ns, the preload held it %d ns" % (got[0]["delay_ns"], held))
+    over = [e for e in reads if e["delay_ns"] > e["window_ns"]]
+    if over:
+        errors.append("held read: a wait longer than its window %r" % over[0])
+    print("held read: %.2f ms on the run queue; the reading says %.2f ms in a %.2f ms window" % (held / MS,
+          got[0]["delay_ns"] / MS, got[0]["window_ns"] / MS) if got else "held read: not found")
+' "$D9_TMP/held.events.jsonl" "$D9_TMP/held.err"
 echo "PASS: schedstat read after long parks only, at most once per DIAL9_SCHED_GAP_MS (10 ms, and 50 by default); each reading says its window"
