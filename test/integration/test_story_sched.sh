@@ -78,12 +78,17 @@ def rank_band(samples, pct, moved):
 # wake on agrees with the run_delay the program read over the same span.
 # dial9 reads run_delay at an unpark, but not after a short park nor
 # within 1 ms of its last read: the span ends at its last read, paired with
-# the program's read just after the same wake (the nearest in time).
+# the program's read just after the same wake (the nearest in time). A
+# reading is stamped just after its read, at the unpark before it: those
+# after the first wake's unpark count (the program's first read follows
+# the first wake's).
 PY_BETWEEN='
 def between_of(events, tid):
     mine = [e for e in events if e["tid"] == tid]
     unparks = [e["ts"] for e in mine if e["type"] == "unpark"]
-    return [e for e in mine if e["type"] == "sched_delay" and unparks and e["ts"] > unparks[0]]
+    def unpark_of(e):
+        return max([u for u in unparks if u <= e["ts"]] or [0])
+    return [e for e in mine if e["type"] == "sched_delay" and unparks and unpark_of(e) > unparks[0]]
 def between_agrees(truth, events):
     for w in truth["workers"]:
         reads = between_of(events, w["tid"])
