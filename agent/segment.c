@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -337,20 +338,78 @@ static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, 
     return -2;
 }
 
-static int open_base(void)
+static int make_base(void)
 {
     if (fd_of(FD_BASE) >= 0)
         return 0;
     if (mkdir_p(base_path) < 0)
         return -1;
     struct stat st;
-    if (open_own(FD_BASE, AT_FDCWD, base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st) < 0)
+    int rc;
+    while ((rc = open_own(FD_BASE, AT_FDCWD, base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st)) == -2)
+        ; /* the host closed the number and took it during the open: again */
+    if (rc < 0)
         return -1;
     base_dev = st.st_dev;
     base_ino = st.st_ino;
     if (!dir_is_safe(&st))
         return stop("DIAL9_DIR=%s: belongs to another user or is writable by others; not recording", cfg->dir);
     return 0;
+}
+
+/* DIAL9_DIR is made and opened at start by a thread of its own, waited for
+ * at most D9_DIR_WAIT_MS: on a directory whose server is gone (NFS), mkdir
+ * and open block for minutes, and the program would not start. Not done by
+ * then, the program goes on recording into memory, and the writer's first
+ * open_base waits for that thread instead. */
+#define D9_DIR_WAIT_MS 2000
+static pthread_t dir_opener;
+static int dir_started; /* d9_seg_begin started the opener; d9_seg_init joins it */
+static int dir_pending; /* the opener was left running; the writer joins it */
+static int dir_rc, dir_errno;
+
+static void *dir_opener_main(void *arg)
+{
+    d9_busy = 1; /* for good: nothing this thread does is recorded */
+    dir_rc = make_base();
+    dir_errno = errno;
+    return arg;
+}
+
+static void log_no_base(int err)
+{
+    if (!failed) /* else stop() said why */
+        d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", cfg->dir, strerror(err));
+}
+
+static int wait_base(void)
+{
+    if (!dir_started)
+        return make_base(); /* no thread: here, unbounded */
+    dir_started = 0;
+    if (d9_join_within(dir_opener, D9_DIR_WAIT_MS) == 0) {
+        errno = dir_errno;
+        return dir_rc;
+    }
+    dir_pending = 1;
+    d9_log("DIAL9_DIR=%s: no answer in %d s; recording into memory until it answers", cfg->dir,
+           D9_DIR_WAIT_MS / 1000);
+    return 0;
+}
+
+static int open_base(void)
+{
+    if (dir_pending) {
+        pthread_join(dir_opener, NULL); /* the writer's: it may wait */
+        dir_pending = 0;
+        if (dir_rc < 0) {
+            log_no_base(dir_errno);
+            failed = 1;
+            atomic_store(&d9_recording, 0);
+            return -1;
+        }
+    }
+    return make_base();
 }
 
 /* Opens the process directory: the one made earlier (by name: its fd was
@@ -386,7 +445,10 @@ static int open_proc(void)
     }
     snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
     struct stat st;
-    if (open_own(FD_PROC, base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st) < 0)
+    int rc;
+    while ((rc = open_own(FD_PROC, base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st)) == -2)
+        ; /* as in make_base */
+    if (rc < 0)
         return -1;
     if (made)
         proc_known = 0; /* ours whatever it is: new */
@@ -406,31 +468,37 @@ static int reopen_dirs(void)
     return open_proc();
 }
 
-int d9_seg_init(const struct d9_config *c)
+void d9_seg_begin(const struct d9_config *c)
 {
     cfg = c;
+    char cwd[PATH_MAX];
+    if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        snprintf(base_path, sizeof(base_path), "%s", c->dir);
+    else
+        snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
+    dir_started = d9_thread_start(&dir_opener, 0, dir_opener_main) == 0;
+}
+
+int d9_seg_init(const struct d9_config *c)
+{
+    if (wait_base() < 0) {
+        log_no_base(errno);
+        drop_fd(FD_BASE);
+        return -1;
+    }
     hdr_cap = 4096 + sizeof(exe) + sizeof(cmdline) + sizeof(host) + (size_t)c->max_threads * (4 + 1 + 16);
     hdr_cap = (hdr_cap + 15) & ~(size_t)15; /* the tid array that follows needs 4-byte alignment */
     size_t bytes = hdr_cap + (size_t)c->max_threads * (4 + 16);
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         d9_log("cannot map %zu bytes for segment headers: %s; not recording", bytes, strerror(errno));
+        if (!dir_pending)
+            drop_fd(FD_BASE);
         return -1;
     }
     hdr_buf = m;
     hdr_tids = (uint32_t *)(hdr_buf + hdr_cap);
     hdr_names = (char (*)[16])(hdr_tids + c->max_threads);
-    char cwd[PATH_MAX];
-    if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-        snprintf(base_path, sizeof(base_path), "%s", c->dir);
-    else
-        snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
-    if (open_base() < 0) {
-        if (!failed)
-            d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", c->dir, strerror(errno));
-        drop_fd(FD_BASE);
-        return -1;
-    }
     read_process_info();
     set_pid();
     return 0;
@@ -793,6 +861,10 @@ void d9_seg_after_fork_child(void)
     /* Only this thread exists: no section is open. */
     drop_fd(FD_SEG);
     drop_fd(FD_PROC);
+    if (dir_pending) { /* the parent's opener: the child's writer opens DIAL9_DIR itself */
+        dir_pending = 0;
+        drop_fd(FD_BASE);
+    }
     atomic_store(&lost, 0);
     atomic_store(&waiters, 0);
     atomic_store(&close_started, 0); /* another thread of the parent may have been closing */

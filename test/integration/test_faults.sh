@@ -364,26 +364,34 @@ d9_log "stderr: nothing written into a file that took fd 2 after a close; lines 
 # the host's without holding them up). slow_segment_open.so holds the
 # writer's first segment open 2 s after the kernel gave it its number.
 # Ground truth: slow_dir's own clock around each close and its own file.
-held_slow_dir() { # MS MODE: slow_dir MODE with the open held MS ms, into $D9_TMP/hang.MODE[.out|.host]
-    rm -rf "$D9_TMP/hang.$2"
-    SLOW_OPEN_MS=$1 timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
-        DIAL9_DIR="$D9_TMP/hang.$2" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$2" "$D9_TMP/hang.$2.host" \
-        >"$D9_TMP/hang.$2.out" 2>&1 || d9_fail "hung dir ($2): slow_dir failed: $(cat "$D9_TMP/hang.$2.out")"
+held_slow_dir() { # MS MODE [ENV...]: slow_dir MODE with the open held MS ms, into $D9_TMP/hang.MODE[.out|.host]
+    local ms=$1 mode=$2
+    shift 2
+    rm -rf "$D9_TMP/hang.$mode"
+    t_launch=$(mono_ns)
+    SLOW_OPEN_MS=$ms timeout -k 5 60 env "$@" LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+        DIAL9_DIR="$D9_TMP/hang.$mode" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$mode" "$D9_TMP/hang.$mode.host" \
+        >"$D9_TMP/hang.$mode.out" 2>&1 || d9_fail "hung dir ($mode): slow_dir failed: $(cat "$D9_TMP/hang.$mode.out")"
+    # ms from the launch to slow_dir's main
+    start_ms=$((($(sed -n 's/^main at \([0-9]*\) ns$/\1/p' "$D9_TMP/hang.$mode.out") - t_launch) / 1000000))
 }
-hang_run() { # MODE: slow_dir MODE under an open held 2 s; its closes and its wakes
-    held_slow_dir 2000 "$1"
-    [ "$(sed -n 's/^wakes //p' "$D9_TMP/hang.$1.out")" = 200 ] || d9_fail "hung dir ($1): $(cat "$D9_TMP/hang.$1.out")"
-    slowest=$(sed -n 's/^slowest close \([0-9]*\) us$/\1/p' "$D9_TMP/hang.$1.out")
-    during=$(sed -n 's/^closes while held //p' "$D9_TMP/hang.$1.out")
+hang_run() { # MODE [MS [ENV...]]: slow_dir MODE under an open held MS (2000) ms; its closes and its wakes
+    local mode=$1 ms=${2:-2000}
+    shift
+    [ $# -gt 0 ] && shift
+    held_slow_dir "$ms" "$mode" "$@"
+    [ "$(sed -n 's/^wakes //p' "$D9_TMP/hang.$mode.out")" = 200 ] || d9_fail "hung dir ($mode): $(cat "$D9_TMP/hang.$mode.out")"
+    slowest=$(sed -n 's/^slowest close \([0-9]*\) us$/\1/p' "$D9_TMP/hang.$mode.out")
+    during=$(sed -n 's/^closes while held //p' "$D9_TMP/hang.$mode.out")
     # The open is held 2 s: a close that waited for it took that long.
     [ -n "$slowest" ] && [ "$slowest" -lt 500000 ] ||
-        d9_fail "hung dir ($1): a host close took ${slowest:-?} us while the writer's open hung"
-    [ "${during:-0}" -ge 1 ] || d9_fail "hung dir ($1): no close made while the open was held: $(cat "$D9_TMP/hang.$1.out")"
-    hdir=$(d9_sealed_dir "$D9_TMP/hang.$1" "$(ls "$D9_TMP/hang.$1" | sed -n 's/^slow_dir\.\([0-9]*\)$/\1/p')") || exit 1
+        d9_fail "hung dir ($mode): a host close took ${slowest:-?} us while the writer's open hung"
+    [ "${during:-0}" -ge 1 ] || d9_fail "hung dir ($mode): no close made while the open was held: $(cat "$D9_TMP/hang.$mode.out")"
+    hdir=$(d9_sealed_dir "$D9_TMP/hang.$mode" "$(ls "$D9_TMP/hang.$mode" | sed -n 's/^slow_dir\.\([0-9]*\)$/\1/p')") || exit 1
     # Every wake slow_dir made is in the trace, none dropped.
     wakes=$("$D9_DECODER" events --json "$hdir" | python3 -c 'import json, sys
 print(sum(1 for l in sys.stdin if (e := json.loads(l))["type"] == "wake" and e["call"] == "cond_signal"))')
-    [ "$wakes" = 200 ] || d9_fail "hung dir ($1): $wakes cond_signal wakes decoded, slow_dir made 200"
+    [ "$wakes" = 200 ] || d9_fail "hung dir ($mode): $wakes cond_signal wakes decoded, slow_dir made 200"
 }
 hang_run closes
 d9_log "hung dir: 200 host closes while the writer's open hung, slowest $slowest us"
@@ -406,7 +414,28 @@ grep -qx 'exiting while held' "$D9_TMP/hang.exit.out" || d9_fail "hung dir (exit
     d9_fail "hung dir (exit): no line, or more than one: $(cat "$D9_TMP/hang.exit.out")"
 d9_log "hung dir: exit took $ms ms while the writer's open hung 30 s, with one line"
 
+# ---- (i) A trace directory that hangs at the start --------------------------
+# The agent's start makes and opens DIAL9_DIR: held there (SLOW_OPEN_DIR=1,
+# the preload holds that open instead), the program's main must still come
+# within the agent's 2 s wait, with one line; what it records meanwhile is
+# written once the directory answers, and its closes do not wait.
+hang_run closes 5000 SLOW_OPEN_DIR=1
+[ "$start_ms" -lt 4000 ] || d9_fail "hung dir at start: main came $start_ms ms after the launch (the open was held 5 s)"
+[ "$(grep -c '^dial9: DIAL9_DIR=.*: no answer in 2 s; recording into memory until it answers$' "$D9_TMP/hang.closes.out")" = 1 ] ||
+    d9_fail "hung dir at start: no line, or more than one: $(cat "$D9_TMP/hang.closes.out")"
+d9_log "hung dir at start: main $start_ms ms after the launch (the dir held 5 s); 200 wakes written once it answered; slowest close $slowest us"
+# And the exit of a program whose directory never answers: the start's
+# 2 s, then the writer's 5 s without a write.
+t0=$(mono_ns)
+held_slow_dir 30000 exit SLOW_OPEN_DIR=1
+ms=$((($(mono_ns) - t0) / 1000000))
+[ "$start_ms" -lt 4000 ] || d9_fail "hung dir at start (exit): main came $start_ms ms after the launch"
+[ "$ms" -lt 15000 ] || d9_fail "hung dir at start (exit): the run took $ms ms while the open hung 30 s"
+[ "$(grep -c '^dial9: ' "$D9_TMP/hang.exit.out")" = 2 ] && grep -q '^dial9: the writer has finished no write for 5 s' "$D9_TMP/hang.exit.out" ||
+    d9_fail "hung dir at start (exit): want the start's line and the exit's: $(cat "$D9_TMP/hang.exit.out")"
+d9_log "hung dir at start: a run whose dir never answered took $ms ms (main after $start_ms ms)"
+
 if [ -n "$skipped" ]; then
     d9_skip "everything else passed; not run:$skipped"
 fi
-d9_log "faults: disk full, removed dir, size budget, unwritable dir, files in the way, symlink, stderr, modes, hung dir OK"
+d9_log "faults: disk full, removed dir, size budget, unwritable dir, files in the way, symlink, stderr, modes, hung dir (at start too) OK"

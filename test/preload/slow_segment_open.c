@@ -3,7 +3,9 @@
  * openat() the agent's writer calls. The writer's first open of a segment
  * (a name ending in ".d9.open") is made, then held SLOW_OPEN_MS ms before it
  * returns, as an open that blocks in the file system after the kernel gave
- * it its number. Other opens pass through.
+ * it its number. With SLOW_OPEN_DIR=1 it holds instead the first open of
+ * DIAL9_DIR itself (the agent's start, whatever the thread). Other opens
+ * pass through.
  * The program under test reads two globals (dlsym(RTLD_DEFAULT, ...)):
  * slow_open_state, 0 before the held open, 1 while it is held, 2 after;
  * slow_open_fd, the number the held open got (-1 before). */
@@ -22,6 +24,9 @@ _Atomic int slow_open_fd = -1;
 static int held(const char *path)
 {
     static _Atomic int taken;
+    const char *dir = getenv("SLOW_OPEN_DIR") ? getenv("DIAL9_DIR") : NULL;
+    if (dir)
+        return strcmp(path, dir) == 0 && !atomic_exchange(&taken, 1);
     char name[16] = "";
     size_t n = strlen(path), suf = strlen(".d9.open");
     if (n < suf || strcmp(path + n - suf, ".d9.open") != 0)

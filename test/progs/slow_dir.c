@@ -10,7 +10,8 @@
  *   has flushed: the agent must never write to it.
  * MODE exit: returns from main (exit 0) while the open is held: the exit
  *   must not wait for it long (the agent gives up after 5 s without a write).
- * Then 100 more signals and dial9_flush(). Prints "wakes N",
+ * Then 100 more signals and dial9_flush(). Prints "main at NS ns" first
+ * (CLOCK_MONOTONIC on entering main), then "wakes N",
  * "slowest close US us", "closes while held N" (and "reused yes|no");
  * exits 0, 1 when the held open was never seen (not preloaded, or no
  * segment opened within 10 s).
@@ -45,6 +46,8 @@ static int wait_state(_Atomic int *state, int want, int secs)
 
 int main(int argc, char **argv)
 {
+    printf("main at %llu ns\n", (unsigned long long)now_ns()); /* after the agent's start */
+    fflush(stdout);
     int reuse = argc > 2 && strcmp(argv[1], "reuse") == 0;
     if (argc < 2 || (!reuse && strcmp(argv[1], "closes") != 0 && strcmp(argv[1], "exit") != 0)) {
         fprintf(stderr, "usage: %s closes|reuse|exit [HOSTFILE]\n", argv[0]);
