@@ -265,6 +265,12 @@ static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, i
 /* ---- Writer (agent/writer.c) ------------------------------------------- */
 
 int d9_writer_start(void);  /* creates the writer thread, all signals blocked */
+/* The start's form: the thread makes DIAL9_DIR (d9_seg_open_dir), then
+ * waits for d9_writer_go (the constructor is through) or d9_writer_cancel
+ * (it failed: the thread ends, joined within 100 ms or left to end). */
+int d9_writer_start_held(void);
+void d9_writer_go(void);
+void d9_writer_cancel(void);
 void d9_writer_stop(void);  /* final drain, seal, join (given up after 5 s without a block written); idempotent */
 void d9_writer_after_fork_child(void);
 /* Starts one of the agent's threads with every signal blocked (it never

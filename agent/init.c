@@ -44,7 +44,9 @@ __attribute__((constructor)) static void d9_init(void)
     d9_log_set_quiet(d9_cfg.quiet);
     if (!d9_cfg.enabled)
         goto off;
-    d9_seg_begin(&d9_cfg); /* its thread's start overlaps the clock's calibration */
+    d9_seg_begin(&d9_cfg);
+    if (d9_writer_start_held() < 0) /* it makes DIAL9_DIR while the clock calibrates */
+        goto out;
     d9_clock_init(d9_cfg.clock);
     d9_direct_init();
     d9_slow_stamps = d9_ns_stamp((uint64_t)d9_cfg.slow_syscall_us * 1000u);
@@ -52,16 +54,15 @@ __attribute__((constructor)) static void d9_init(void)
     d9_min_park_stamps = d9_ns_stamp(D9_SCHED_MIN_PARK_NS);
     d9_stat_gap_stamps = d9_ns_stamp((uint64_t)d9_cfg.sched_gap_ms * 1000000u);
     if (d9_seg_init(&d9_cfg) < 0 || d9_registry_init(d9_cfg.max_threads, d9_cfg.buffer_events) < 0)
-        goto out;
+        goto cancel;
     if (d9_cfg.mode == D9_MODE_FLIGHT && d9_flight_init(d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms) < 0)
-        goto out;
+        goto cancel;
     if (d9_dump_init(&d9_cfg) < 0)
-        goto out;
+        goto cancel;
     int rc = pthread_atfork(NULL, NULL, fork_child);
     if (rc)
         d9_log("pthread_atfork failed: forked children are not recorded");
-    if (d9_writer_start() < 0)
-        goto out;
+    d9_writer_go();
     atomic_store(&d9_recording, d9_clock_tsc ? D9_REC_TSC : D9_REC_CLOCK);
     d9_crash_init(&d9_cfg); /* after the writer: a crash before it has nothing to write */
     if (d9_cfg.mode == D9_MODE_FLIGHT)
@@ -69,6 +70,9 @@ __attribute__((constructor)) static void d9_init(void)
                     (unsigned long long)d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms, d9_seg_dir_path());
     else
         d9_log_info("recording to %s (clock: %s)", d9_seg_dir_path(), d9_clock_tsc ? "tsc" : "monotonic");
+    goto out;
+cancel:
+    d9_writer_cancel();
     goto out;
 off: /* no fd of ours will ever exist: the fd hooks only forward (fdtable.h) */
     atomic_store_explicit(&d9_fd_table_off, 1, memory_order_relaxed);

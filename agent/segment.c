@@ -338,7 +338,7 @@ static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, 
     return -2;
 }
 
-static int make_base(void)
+static int open_base(void)
 {
     if (fd_of(FD_BASE) >= 0)
         return 0;
@@ -357,24 +357,16 @@ static int make_base(void)
     return 0;
 }
 
-/* DIAL9_DIR is made and opened at start by a thread of its own, waited for
- * at most D9_DIR_WAIT_MS: on a directory whose server is gone (NFS), mkdir
- * and open block for minutes, and the program would not start. Not done by
- * then, the program goes on recording into memory, and the writer's first
- * open_base waits for that thread instead. */
+/* DIAL9_DIR is made and opened at start by the writer thread, first thing
+ * (d9_seg_open_dir), while the constructor goes on; the constructor waits
+ * for it at most D9_DIR_WAIT_MS (d9_seg_init): on a directory whose server
+ * is gone (NFS), mkdir and open block for minutes, and the program would
+ * not start. Not done by then, the program goes on recording into memory
+ * until the writer is through. */
 #define D9_DIR_WAIT_MS 2000
-static pthread_t dir_opener;
-static int dir_started; /* d9_seg_begin started the opener; d9_seg_init joins it */
-static int dir_pending; /* the opener was left running; the writer joins it */
-static int dir_rc, dir_errno;
-
-static void *dir_opener_main(void *arg)
-{
-    d9_busy = 1; /* for good: nothing this thread does is recorded */
-    dir_rc = make_base();
-    dir_errno = errno;
-    return arg;
-}
+enum { DIR_NONE, DIR_OPENING, DIR_OK, DIR_FAILED, DIR_LATE };
+static _Atomic uint32_t dir_state; /* futex word */
+static int dir_errno;
 
 static void log_no_base(int err)
 {
@@ -382,34 +374,44 @@ static void log_no_base(int err)
         d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", cfg->dir, strerror(err));
 }
 
-static int wait_base(void)
+void d9_seg_open_dir(void)
 {
-    if (!dir_started)
-        return make_base(); /* no thread: here, unbounded */
-    dir_started = 0;
-    if (d9_join_within(dir_opener, D9_DIR_WAIT_MS) == 0) {
-        errno = dir_errno;
-        return dir_rc;
-    }
-    dir_pending = 1;
-    d9_log("DIAL9_DIR=%s: no answer in %d s; recording into memory until it answers", cfg->dir,
-           D9_DIR_WAIT_MS / 1000);
-    return 0;
-}
-
-static int open_base(void)
-{
-    if (dir_pending) {
-        pthread_join(dir_opener, NULL); /* the writer's: it may wait */
-        dir_pending = 0;
-        if (dir_rc < 0) {
+    int rc = open_base();
+    dir_errno = errno;
+    if (atomic_exchange(&dir_state, rc < 0 ? DIR_FAILED : DIR_OK) == DIR_LATE) {
+        if (rc < 0) { /* the constructor gave up waiting: the failure is ours to tell */
             log_no_base(dir_errno);
+            drop_fd(FD_BASE);
             failed = 1;
             atomic_store(&d9_recording, 0);
-            return -1;
         }
+        return;
     }
-    return make_base();
+    d9_futex(&dir_state, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* The writer's answer (d9_seg_open_dir), at most D9_DIR_WAIT_MS away;
+ * without a writer (DIR_NONE), the open made here. */
+static int wait_base(void)
+{
+    if (atomic_load(&dir_state) == DIR_NONE)
+        return open_base();
+    uint64_t end = d9_now() + (uint64_t)D9_DIR_WAIT_MS * 1000000u;
+    uint32_t st;
+    while ((st = atomic_load(&dir_state)) == DIR_OPENING) {
+        uint64_t now = d9_now();
+        if (now >= end) {
+            if (!atomic_compare_exchange_strong(&dir_state, &st, DIR_LATE))
+                continue; /* answered just now */
+            d9_log("DIAL9_DIR=%s: no answer in %d s; recording into memory until it answers", cfg->dir,
+                   D9_DIR_WAIT_MS / 1000);
+            return 0;
+        }
+        struct timespec ts = {(time_t)((end - now) / 1000000000u), (long)((end - now) % 1000000000u)};
+        d9_futex(&dir_state, FUTEX_WAIT_PRIVATE, DIR_OPENING, &ts);
+    }
+    errno = dir_errno;
+    return st == DIR_OK ? 0 : -1;
 }
 
 /* Opens the process directory: the one made earlier (by name: its fd was
@@ -447,7 +449,7 @@ static int open_proc(void)
     struct stat st;
     int rc;
     while ((rc = open_own(FD_PROC, base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st)) == -2)
-        ; /* as in make_base */
+        ; /* as in open_base */
     if (rc < 0)
         return -1;
     if (made)
@@ -471,12 +473,12 @@ static int reopen_dirs(void)
 void d9_seg_begin(const struct d9_config *c)
 {
     cfg = c;
+    atomic_store(&dir_state, DIR_OPENING); /* the writer's first job */
     char cwd[PATH_MAX];
     if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
         snprintf(base_path, sizeof(base_path), "%s", c->dir);
     else
         snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
-    dir_started = d9_thread_start(&dir_opener, 0, dir_opener_main) == 0;
 }
 
 int d9_seg_init(const struct d9_config *c)
@@ -492,7 +494,7 @@ int d9_seg_init(const struct d9_config *c)
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         d9_log("cannot map %zu bytes for segment headers: %s; not recording", bytes, strerror(errno));
-        if (!dir_pending)
+        if (atomic_load(&dir_state) != DIR_LATE)
             drop_fd(FD_BASE);
         return -1;
     }
@@ -861,10 +863,8 @@ void d9_seg_after_fork_child(void)
     /* Only this thread exists: no section is open. */
     drop_fd(FD_SEG);
     drop_fd(FD_PROC);
-    if (dir_pending) { /* the parent's opener: the child's writer opens DIAL9_DIR itself */
-        dir_pending = 0;
-        drop_fd(FD_BASE);
-    }
+    if (atomic_exchange(&dir_state, DIR_NONE) == DIR_LATE) /* the parent's writer was inside it */
+        drop_fd(FD_BASE); /* the child's writer opens DIAL9_DIR itself (open_proc) */
     atomic_store(&lost, 0);
     atomic_store(&waiters, 0);
     atomic_store(&close_started, 0); /* another thread of the parent may have been closing */

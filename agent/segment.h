@@ -21,14 +21,17 @@
 #define D9_SEG_RETRY_MS 1000 /* between attempts to write again after a fault */
 #define D9_CMDLINE_MAX 4096  /* bytes of /proc/self/cmdline kept in headers */
 
-/* Starts creating DIAL9_DIR (mkdir -p, 0700) and checking it is ours, in
- * a thread of its own (an NFS directory whose server is gone blocks those
- * calls for minutes), while the rest of the start goes on. */
+/* DIAL9_DIR made absolute; the writer thread, started next, creates it
+ * (mkdir -p, 0700) and checks it is ours first thing (d9_seg_open_dir),
+ * while the rest of the start goes on: on an NFS directory whose server is
+ * gone those calls block for minutes. */
 void d9_seg_begin(const struct d9_config *c);
-/* After d9_seg_begin: waits for DIAL9_DIR at most 2 s (D9_DIR_WAIT_MS; not
- * done by then, one line, and the writer's first segment waits for it);
- * caches exe/cmdline/hostname. This process's directory (0700) is created
- * with its first segment. 0, or -1 after logging one line. */
+void d9_seg_open_dir(void); /* the writer's, before its first cycle */
+/* After d9_seg_begin: waits for the writer's d9_seg_open_dir at most 2 s
+ * (D9_DIR_WAIT_MS; not done by then, one line, and the program starts,
+ * recording into memory); caches exe/cmdline/hostname. This process's
+ * directory (0700) is created with its first segment. 0, or -1 after
+ * logging one line. */
 int d9_seg_init(const struct d9_config *c);
 /* A process directory is <exe>.<pid>, or <exe>.<pid>.N (N = 2 ..
  * D9_PROC_NAMES) when that exists (pid reuse, an image before exec); never

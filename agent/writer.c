@@ -46,6 +46,10 @@ static _Atomic int in_cycle;       /* the writer is draining / writing */
 static _Atomic uint32_t progress;  /* bumped after each block written (or not): join_writer */
 static _Atomic int quiesced;       /* crash handler: start no new cycle */
 static _Atomic pid_t writer_tid;
+/* futex word: GATE_OPEN, or at the start GATE_HELD until the constructor
+ * is through (d9_writer_go), GATE_QUIT when it failed (d9_writer_cancel). */
+enum { GATE_OPEN, GATE_HELD, GATE_QUIT };
+static _Atomic uint32_t gate;
 
 /* Writer-thread state. */
 static uint8_t raw[D9_BLOCK_RAW];
@@ -534,6 +538,14 @@ static void *writer_main(void *arg)
     leave_realtime(); /* before the name: whoever sees "dial9-writer" sees its policy */
     pthread_setname_np(pthread_self(), "dial9-writer");
     atomic_store(&writer_tid, (pid_t)syscall(SYS_gettid));
+    if (atomic_load(&gate) == GATE_HELD) { /* the start: DIAL9_DIR first, off the constructor */
+        d9_seg_open_dir();
+        uint32_t g;
+        while ((g = atomic_load(&gate)) == GATE_HELD)
+            d9_futex(&gate, FUTEX_WAIT_PRIVATE, GATE_HELD, NULL);
+        if (g == GATE_QUIT)
+            return NULL;
+    }
     uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
     while (!atomic_load(&stopping)) {
         wait_for_work(d9_now() + period);
@@ -552,7 +564,7 @@ static void *writer_main(void *arg)
 
 /* ---- Control ----------------------------------------------------------- */
 
-int d9_writer_start(void)
+static int spawn(uint32_t first)
 {
     if (!out) {
         out_cap = d9_block_bound(sizeof(raw));
@@ -570,15 +582,43 @@ int d9_writer_start(void)
     discarded = 0;
     meta.n = carry.n = 0;
     outage_blocks = outage_bytes = outage_lost = outage_peak = 0;
-
+    atomic_store(&gate, first);
     int rc = d9_thread_start(&thread, D9_WRITER_STACK, writer_main);
     if (rc) {
         d9_log("cannot start the writer thread: %s; not recording", strerror(rc));
         return -1;
     }
     writer_pid = (pid_t)syscall(SYS_getpid);
+    return 0;
+}
+
+int d9_writer_start(void)
+{
+    if (spawn(GATE_OPEN) < 0)
+        return -1;
     atomic_store(&running, 1);
     return 0;
+}
+
+int d9_writer_start_held(void) { return spawn(GATE_HELD); }
+
+static void open_gate(uint32_t to)
+{
+    atomic_store(&gate, to);
+    d9_futex(&gate, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+void d9_writer_go(void)
+{
+    atomic_store(&running, 1);
+    open_gate(GATE_OPEN);
+}
+
+void d9_writer_cancel(void)
+{
+    open_gate(GATE_QUIT);
+    if (d9_join_within(thread, 100) != 0)
+        pthread_detach(thread); /* still inside DIAL9_DIR's open: it ends on its own */
 }
 
 /* 0 in a child made without fork() (raw clone, syscall(SYS_fork),
