@@ -273,12 +273,5 @@ void d9_writer_go(void);
 void d9_writer_cancel(void);
 void d9_writer_stop(void);  /* final drain, seal, join (given up after 5 s without a block written); idempotent */
 void d9_writer_after_fork_child(void);
-/* Starts one of the agent's threads with every signal blocked (it never
- * takes the host's) and, through the pthread_create interposer, unrecorded.
- * stack: bytes, 0 for the default. 0, or pthread_create's error number. */
-int d9_thread_start(pthread_t *t, size_t stack, void *(*fn)(void *));
-/* Joins t if it ends within ms (waits in 100 ms slices of CLOCK_REALTIME,
- * pthread_timedjoin_np's clock). 0 joined, else ETIMEDOUT: still running. */
-int d9_join_within(pthread_t t, uint32_t ms);
 
 #endif

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>

@@ -564,6 +564,22 @@ static void *writer_main(void *arg)
 
 /* ---- Control ----------------------------------------------------------- */
 
+/* Joins the writer if it ends within 100 ms: 0, else ETIMEDOUT. On
+ * CLOCK_REALTIME, pthread_timedjoin_np's (a step of it changes one wait;
+ * callers time longer waits on d9_now). Not pthread_clockjoin_np: TSan
+ * sees no join in it. */
+static int join_slice(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 100000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    return pthread_timedjoin_np(thread, NULL, &until) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
 static int spawn(uint32_t first)
 {
     if (!out) {
@@ -583,7 +599,17 @@ static int spawn(uint32_t first)
     meta.n = carry.n = 0;
     outage_blocks = outage_bytes = outage_lost = outage_peak = 0;
     atomic_store(&gate, first);
-    int rc = d9_thread_start(&thread, D9_WRITER_STACK, writer_main);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, D9_WRITER_STACK);
+    d9_busy++; /* the pthread_create interposer passes straight through */
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: the writer never takes the host's signals */
+    int rc = pthread_create(&thread, &attr, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    d9_busy--;
+    pthread_attr_destroy(&attr);
     if (rc) {
         d9_log("cannot start the writer thread: %s; not recording", strerror(rc));
         return -1;
@@ -617,7 +643,7 @@ void d9_writer_go(void)
 void d9_writer_cancel(void)
 {
     open_gate(GATE_QUIT);
-    if (d9_join_within(thread, 100) != 0)
+    if (join_slice() != 0)
         pthread_detach(thread); /* still inside DIAL9_DIR's open: it ends on its own */
 }
 
@@ -636,7 +662,7 @@ static void join_writer(void)
     uint32_t seen = atomic_load_explicit(&progress, memory_order_relaxed);
     uint64_t since = d9_now();
     for (;;) {
-        if (d9_join_within(thread, 100) == 0)
+        if (join_slice() == 0)
             return;
         uint32_t now = atomic_load_explicit(&progress, memory_order_relaxed);
         if (now != seen) {
@@ -647,42 +673,6 @@ static void join_writer(void)
                    "without the events still in memory", D9_EXIT_STALL_MS / 1000, d9_cfg.dir);
             return;
         }
-    }
-}
-
-int d9_thread_start(pthread_t *t, size_t stack, void *(*fn)(void *))
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    if (stack)
-        pthread_attr_setstacksize(&attr, stack);
-    d9_busy++; /* the pthread_create interposer passes straight through */
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited */
-    int rc = pthread_create(t, &attr, fn, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    d9_busy--;
-    pthread_attr_destroy(&attr);
-    return rc;
-}
-
-int d9_join_within(pthread_t t, uint32_t ms)
-{
-    /* A step of CLOCK_REALTIME changes one slice; callers time the whole
-     * wait on d9_now. Not pthread_clockjoin_np: TSan sees no join in it. */
-    for (uint64_t until_ns = d9_now() + (uint64_t)ms * 1000000u;;) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 100000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        if (pthread_timedjoin_np(t, NULL, &until) != ETIMEDOUT)
-            return 0;
-        if (d9_now() >= until_ns)
-            return ETIMEDOUT;
     }
 }
 
