@@ -363,7 +363,7 @@ static int open_base(void)
  * not start. Not done by then, the program goes on recording into memory
  * until the writer is through. */
 #define D9_DIR_WAIT_MS 2000
-enum { DIR_NONE, DIR_OPENING, DIR_OK, DIR_FAILED, DIR_LATE };
+enum { DIR_NONE, DIR_OPENING, DIR_OK, DIR_FAILED, DIR_LATE }; /* NONE: a forked child's */
 static _Atomic uint32_t dir_state; /* futex word */
 static int dir_errno;
 
@@ -389,12 +389,9 @@ void d9_seg_open_dir(void)
     d9_futex(&dir_state, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
-/* The writer's answer (d9_seg_open_dir), at most D9_DIR_WAIT_MS away;
- * without a writer (DIR_NONE), the open made here. */
+/* The writer's answer (d9_seg_open_dir), at most D9_DIR_WAIT_MS away. */
 static int wait_base(void)
 {
-    if (atomic_load(&dir_state) == DIR_NONE)
-        return open_base();
     uint64_t end = d9_now() + (uint64_t)D9_DIR_WAIT_MS * 1000000u;
     uint32_t st;
     while ((st = atomic_load(&dir_state)) == DIR_OPENING) {
