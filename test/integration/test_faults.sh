@@ -434,6 +434,30 @@ ms=$((($(mono_ns) - t0) / 1000000))
 [ "$(grep -c '^dial9: ' "$D9_TMP/hang.exit.out")" = 2 ] && grep -q '^dial9: the writer has finished no write for 5 s' "$D9_TMP/hang.exit.out" ||
     d9_fail "hung dir at start (exit): want the start's line and the exit's: $(cat "$D9_TMP/hang.exit.out")"
 d9_log "hung dir at start: a run whose dir never answered took $ms ms (main after $start_ms ms)"
+# A directory that answers after the 2 s, with a failure: the writer says
+# so then, in the line the start would have printed, and recording stops.
+late_answer() { # NAME LINE [ENV...]: slow_dir under an open of DIAL9_DIR held 3 s; LINE once, nothing written
+    local late=$D9_TMP/hang.$1 line=$2
+    shift 2
+    SLOW_OPEN_DIR=1 SLOW_OPEN_MS=3000 timeout -k 5 60 env "$@" LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+        DIAL9_DIR="$late" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" closes >"$late.out" 2>&1 ||
+        d9_fail "late answer: slow_dir failed: $(cat "$late.out")"
+    grep -qx 'wakes 200' "$late.out" || d9_fail "late answer: $(cat "$late.out")"
+    grep -q '^dial9: DIAL9_DIR=.*: no answer in 2 s' "$late.out" || d9_fail "late answer: no start line: $(cat "$late.out")"
+    [ "$(grep -c "^dial9: DIAL9_DIR=$late: $line; not recording\$" "$late.out")" = 1 ] &&
+        [ "$(grep -c '^dial9: ' "$late.out")" -le 3 ] || # and "N events were not written"
+        d9_fail "late answer: want one line from the writer ($line): $(cat "$late.out")"
+    [ -z "$(ls -A "$late")" ] || d9_fail "late answer: wrote into $late: $(ls -A "$late")"
+}
+late_answer errno "cannot create: Permission denied" SLOW_OPEN_ERRNO=13
+if [ "$(id -u)" = 0 ]; then # another user's directory, writable by all
+    mkdir -p "$D9_TMP/hang.other" && chown nobody "$D9_TMP/hang.other" && chmod 0777 "$D9_TMP/hang.other" ||
+        d9_fail "cannot make $D9_TMP/hang.other nobody's"
+    late_answer other "belongs to another user or is writable by others"
+else
+    skipped="$skipped late-answer-other-user (needs root)"
+fi
+d9_log "hung dir at start, then a failure (EACCES; another user's directory): the writer's one line, nothing written"
 
 if [ -n "$skipped" ]; then
     d9_skip "everything else passed; not run:$skipped"

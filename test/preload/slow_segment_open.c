@@ -4,12 +4,14 @@
  * (a name ending in ".d9.open") is made, then held SLOW_OPEN_MS ms before it
  * returns, as an open that blocks in the file system after the kernel gave
  * it its number. With SLOW_OPEN_DIR=1 it holds instead the first open of
- * DIAL9_DIR itself (the agent's start, whatever the thread). Other opens
+ * DIAL9_DIR itself (the agent's start, whatever the thread). With
+ * SLOW_OPEN_ERRNO=N the held open then fails with errno N. Other opens
  * pass through.
  * The program under test reads two globals (dlsym(RTLD_DEFAULT, ...)):
  * slow_open_state, 0 before the held open, 1 while it is held, 2 after;
  * slow_open_fd, the number the held open got (-1 before). */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 _Atomic int slow_open_state;
 _Atomic int slow_open_fd = -1;
@@ -49,6 +52,12 @@ static int open_at(const char *sym, int dirfd, const char *path, int flags, mode
         while (nanosleep(&d, &d) != 0)
             ;
         atomic_store(&slow_open_state, 2);
+        const char *err = getenv("SLOW_OPEN_ERRNO");
+        if (err && fd >= 0) { /* the open answers, with an error */
+            close(fd);
+            errno = atoi(err);
+            return -1;
+        }
     }
     return fd;
 }
