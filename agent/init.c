@@ -44,8 +44,7 @@ __attribute__((constructor)) static void d9_init(void)
     d9_log_set_quiet(d9_cfg.quiet);
     if (!d9_cfg.enabled)
         goto off;
-    d9_seg_begin(&d9_cfg);
-    if (d9_writer_start_held() < 0) /* it makes DIAL9_DIR while the clock calibrates */
+    if (d9_seg_begin(&d9_cfg) < 0 || d9_writer_start_held() < 0) /* it makes DIAL9_DIR while the clock calibrates */
         goto out;
     d9_clock_init(d9_cfg.clock);
     d9_direct_init();
@@ -53,7 +52,7 @@ __attribute__((constructor)) static void d9_init(void)
     d9_lock_stamps = d9_ns_stamp((uint64_t)d9_cfg.lock_wait_us * 1000u);
     d9_min_park_stamps = d9_ns_stamp(D9_SCHED_MIN_PARK_NS);
     d9_stat_gap_stamps = d9_ns_stamp((uint64_t)d9_cfg.sched_gap_ms * 1000000u);
-    if (d9_seg_init(&d9_cfg) < 0 || d9_registry_init(d9_cfg.max_threads, d9_cfg.buffer_events) < 0)
+    if (d9_seg_init() < 0 || d9_registry_init(d9_cfg.max_threads, d9_cfg.buffer_events) < 0)
         goto cancel;
     if (d9_cfg.mode == D9_MODE_FLIGHT && d9_flight_init(d9_cfg.flight_max_bytes, d9_cfg.flight_min_age_ms) < 0)
         goto cancel;

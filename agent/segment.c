@@ -337,6 +337,15 @@ static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, 
     return -2;
 }
 
+/* open_own for a directory: again while the host takes the number (-2). */
+static int open_dir_own(int i, int dirfd, const char *name, struct stat *st)
+{
+    int rc;
+    while ((rc = open_own(i, dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, st)) == -2)
+        ;
+    return rc;
+}
+
 static int open_base(void)
 {
     if (fd_of(FD_BASE) >= 0)
@@ -344,10 +353,7 @@ static int open_base(void)
     if (mkdir_p(base_path) < 0)
         return -1;
     struct stat st;
-    int rc;
-    while ((rc = open_own(FD_BASE, AT_FDCWD, base_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st)) == -2)
-        ; /* the host closed the number and took it during the open: again */
-    if (rc < 0)
+    if (open_dir_own(FD_BASE, AT_FDCWD, base_path, &st) < 0)
         return -1;
     base_dev = st.st_dev;
     base_ino = st.st_ino;
@@ -395,16 +401,14 @@ static int wait_base(void)
     uint64_t end = d9_now() + (uint64_t)D9_DIR_WAIT_MS * 1000000u;
     uint32_t st;
     while ((st = atomic_load(&dir_state)) == DIR_OPENING) {
-        uint64_t now = d9_now();
-        if (now >= end) {
+        if (d9_now() >= end) {
             if (!atomic_compare_exchange_strong(&dir_state, &st, DIR_LATE))
                 continue; /* answered just now */
             d9_log("DIAL9_DIR=%s: no answer in %d s; recording into memory until it answers", cfg->dir,
                    D9_DIR_WAIT_MS / 1000);
             return 0;
         }
-        struct timespec ts = {(time_t)((end - now) / 1000000000u), (long)((end - now) % 1000000000u)};
-        d9_futex(&dir_state, FUTEX_WAIT_PRIVATE, DIR_OPENING, &ts);
+        wait_word(&dir_state, DIR_OPENING, 10000000);
     }
     errno = dir_errno;
     return st == DIR_OK ? 0 : -1;
@@ -443,10 +447,7 @@ static int open_proc(void)
     }
     snprintf(proc_path, sizeof(proc_path), "%s/%s", base_path, proc_name);
     struct stat st;
-    int rc;
-    while ((rc = open_own(FD_PROC, base, proc_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, &st)) == -2)
-        ; /* as in open_base */
-    if (rc < 0)
+    if (open_dir_own(FD_PROC, base, proc_name, &st) < 0)
         return -1;
     if (made)
         proc_known = 0; /* ours whatever it is: new */
@@ -466,37 +467,36 @@ static int reopen_dirs(void)
     return open_proc();
 }
 
-void d9_seg_begin(const struct d9_config *c)
+int d9_seg_begin(const struct d9_config *c)
 {
     cfg = c;
-    atomic_store(&dir_state, DIR_OPENING); /* the writer's first job */
-    char cwd[PATH_MAX];
-    if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-        snprintf(base_path, sizeof(base_path), "%s", c->dir);
-    else
-        snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
-}
-
-int d9_seg_init(const struct d9_config *c)
-{
-    if (wait_base() < 0) {
-        log_no_base(errno);
-        drop_fd(FD_BASE);
-        return -1;
-    }
     hdr_cap = 4096 + sizeof(exe) + sizeof(cmdline) + sizeof(host) + (size_t)c->max_threads * (4 + 1 + 16);
     hdr_cap = (hdr_cap + 15) & ~(size_t)15; /* the tid array that follows needs 4-byte alignment */
     size_t bytes = hdr_cap + (size_t)c->max_threads * (4 + 16);
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
         d9_log("cannot map %zu bytes for segment headers: %s; not recording", bytes, strerror(errno));
-        if (atomic_load(&dir_state) != DIR_LATE)
-            drop_fd(FD_BASE);
         return -1;
     }
     hdr_buf = m;
     hdr_tids = (uint32_t *)(hdr_buf + hdr_cap);
     hdr_names = (char (*)[16])(hdr_tids + c->max_threads);
+    atomic_store(&dir_state, DIR_OPENING); /* the writer's first job */
+    char cwd[PATH_MAX];
+    if (c->dir[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        snprintf(base_path, sizeof(base_path), "%s", c->dir);
+    else
+        snprintf(base_path, sizeof(base_path), "%s/%s", cwd, c->dir);
+    return 0;
+}
+
+int d9_seg_init(void)
+{
+    if (wait_base() < 0) {
+        log_no_base(errno);
+        drop_fd(FD_BASE);
+        return -1;
+    }
     read_process_info();
     set_pid();
     return 0;

@@ -21,18 +21,19 @@
 #define D9_SEG_RETRY_MS 1000 /* between attempts to write again after a fault */
 #define D9_CMDLINE_MAX 4096  /* bytes of /proc/self/cmdline kept in headers */
 
-/* DIAL9_DIR made absolute; the writer thread, started next, creates it
- * (mkdir -p, 0700) and checks it is ours first thing (d9_seg_open_dir),
- * while the rest of the start goes on: on an NFS directory whose server is
- * gone those calls block for minutes. */
-void d9_seg_begin(const struct d9_config *c);
+/* Maps the segment header scratch (c->max_threads entries) and makes
+ * DIAL9_DIR absolute; the writer thread, started next, creates it (mkdir
+ * -p, 0700) and checks it is ours first thing (d9_seg_open_dir), while the
+ * rest of the start goes on: on an NFS directory whose server is gone
+ * those calls block for minutes. 0, or -1 after logging one line. */
+int d9_seg_begin(const struct d9_config *c);
 void d9_seg_open_dir(void); /* the writer's, before its first cycle */
 /* After d9_seg_begin: waits for the writer's d9_seg_open_dir at most 2 s
  * (D9_DIR_WAIT_MS; not done by then, one line, and the program starts,
  * recording into memory); caches exe/cmdline/hostname. This process's
  * directory (0700) is created with its first segment. 0, or -1 after
  * logging one line. */
-int d9_seg_init(const struct d9_config *c);
+int d9_seg_init(void);
 /* A process directory is <exe>.<pid>, or <exe>.<pid>.N (N = 2 ..
  * D9_PROC_NAMES) when that exists (pid reuse, an image before exec); never
  * one the agent did not make. */

@@ -365,12 +365,12 @@ d9_log "stderr: nothing written into a file that took fd 2 after a close; lines 
 # writer's first segment open 2 s after the kernel gave it its number.
 # Ground truth: slow_dir's own clock around each close and its own file.
 held_slow_dir() { # MS MODE [ENV...]: slow_dir MODE with the open held MS ms, into $D9_TMP/hang.MODE[.out|.host]
-    local ms=$1 mode=$2
+    local ms=$1 mode=$2     # (the trace too, unless ENV sets DIAL9_DIR)
     shift 2
     rm -rf "$D9_TMP/hang.$mode"
     t_launch=$(mono_ns)
-    SLOW_OPEN_MS=$ms timeout -k 5 60 env "$@" LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
-        DIAL9_DIR="$D9_TMP/hang.$mode" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" "$mode" "$D9_TMP/hang.$mode.host" \
+    SLOW_OPEN_MS=$ms timeout -k 5 60 env LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
+        DIAL9_DIR="$D9_TMP/hang.$mode" DIAL9_QUIET=1 "$@" "$D9_PROGS/slow_dir" "$mode" "$D9_TMP/hang.$mode.host" \
         >"$D9_TMP/hang.$mode.out" 2>&1 || d9_fail "hung dir ($mode): slow_dir failed: $(cat "$D9_TMP/hang.$mode.out")"
     # ms from the launch to slow_dir's main
     start_ms=$((($(sed -n 's/^main at \([0-9]*\) ns$/\1/p' "$D9_TMP/hang.$mode.out") - t_launch) / 1000000))
@@ -437,16 +437,14 @@ d9_log "hung dir at start: a run whose dir never answered took $ms ms (main afte
 # A directory that answers after the 2 s, with a failure: the writer says
 # so then, in the line the start would have printed, and recording stops.
 late_answer() { # NAME LINE [ENV...]: slow_dir under an open of DIAL9_DIR held 3 s; LINE once, nothing written
-    local late=$D9_TMP/hang.$1 line=$2
+    local late=$D9_TMP/hang.$1 line=$2 out=$D9_TMP/hang.closes.out
     shift 2
-    SLOW_OPEN_DIR=1 SLOW_OPEN_MS=3000 timeout -k 5 60 env "$@" LD_PRELOAD="$D9_BUILD/preload/slow_segment_open.so $D9_AGENT" \
-        DIAL9_DIR="$late" DIAL9_QUIET=1 "$D9_PROGS/slow_dir" closes >"$late.out" 2>&1 ||
-        d9_fail "late answer: slow_dir failed: $(cat "$late.out")"
-    grep -qx 'wakes 200' "$late.out" || d9_fail "late answer: $(cat "$late.out")"
-    grep -q '^dial9: DIAL9_DIR=.*: no answer in 2 s' "$late.out" || d9_fail "late answer: no start line: $(cat "$late.out")"
-    [ "$(grep -c "^dial9: DIAL9_DIR=$late: $line; not recording\$" "$late.out")" = 1 ] &&
-        [ "$(grep -c '^dial9: ' "$late.out")" -le 3 ] || # and "N events were not written"
-        d9_fail "late answer: want one line from the writer ($line): $(cat "$late.out")"
+    held_slow_dir 3000 closes SLOW_OPEN_DIR=1 DIAL9_DIR="$late" "$@"
+    grep -qx 'wakes 200' "$out" || d9_fail "late answer: $(cat "$out")"
+    grep -q '^dial9: DIAL9_DIR=.*: no answer in 2 s' "$out" || d9_fail "late answer: no start line: $(cat "$out")"
+    [ "$(grep -c "^dial9: DIAL9_DIR=$late: $line; not recording\$" "$out")" = 1 ] &&
+        [ "$(grep -c '^dial9: ' "$out")" -le 3 ] || # and "N events were not written"
+        d9_fail "late answer: want one line from the writer ($line): $(cat "$out")"
     [ -z "$(ls -A "$late")" ] || d9_fail "late answer: wrote into $late: $(ls -A "$late")"
 }
 late_answer errno "cannot create: Permission denied" SLOW_OPEN_ERRNO=13
