@@ -1,13 +1,14 @@
 /* sigchain.c - sigaction/signal interposers and the chained actions
  * (sigchain.h).
  *
- * One spinlock guards every signal's state. It is only held with every
+ * One lock guards every signal's state. It is only held with every
  * signal blocked on the holding thread and for a few instructions plus at
  * most one rt_sigaction, so a handler taking it (dump, crash) can only wait
  * for another thread, never for the thread it interrupted. No allocation. */
 #include "sigchain.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -23,20 +24,40 @@ struct chain {
     struct sigaction ours; /* the agent's action as installed */
 };
 static struct chain chains[NSIG];
-static atomic_int lk;
+/* A futex lock (Drepper, "Futexes Are Tricky", mutex 2): 0 free, 1 held,
+ * 2 held and maybe waited for. A waiter sleeps in the kernel instead of
+ * spinning: a SCHED_FIFO thread spinning on the lock while a thread of
+ * lower priority held it, preempted on the same CPU, kept the holder from
+ * running until the kernel's real-time throttling stopped the spinner
+ * (950 ms by default). Both paths keep errno. */
+static _Atomic uint32_t lk;
 
 static void lock(sigset_t *old)
 {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, old);
-    while (atomic_exchange_explicit(&lk, 1, memory_order_acquire))
-        syscall(SYS_sched_yield);
+    uint32_t c = 0;
+    if (atomic_compare_exchange_strong_explicit(&lk, &c, 1, memory_order_acquire, memory_order_relaxed))
+        return;
+    int err = errno;
+    if (c != 2)
+        c = atomic_exchange_explicit(&lk, 2, memory_order_acquire);
+    while (c != 0) {
+        if (d9_futex(&lk, FUTEX_WAIT_PRIVATE, 2, NULL) < 0 && errno == ENOSYS)
+            syscall(SYS_sched_yield); /* before the real syscall() is known */
+        c = atomic_exchange_explicit(&lk, 2, memory_order_acquire);
+    }
+    errno = err;
 }
 
 static void unlock(const sigset_t *old)
 {
-    atomic_store_explicit(&lk, 0, memory_order_release);
+    if (atomic_exchange_explicit(&lk, 0, memory_order_release) == 2) {
+        int err = errno;
+        d9_futex(&lk, FUTEX_WAKE_PRIVATE, 1, NULL);
+        errno = err;
+    }
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 

@@ -6,10 +6,13 @@
 # plain (the checks are right) and under the agent (the hooks are
 # transparent), running the same number of checks both times; and with the
 # agent loaded but off (DIAL9_ENABLED=0: the hooks only forward, fd table
-# untouched).
+# untouched). rt_sigaction: a SCHED_FIFO thread's sigaction must not wait
+# for a thread of lower priority, preempted on its CPU inside the agent's
+# sigaction interposer (a spinning lock made it wait until the kernel's
+# real-time throttling: most of a second).
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/hooks_semantics" "$D9_PROGS/cancel_park"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/hooks_semantics" "$D9_PROGS/cancel_park" "$D9_PROGS/rt_sigaction"
 
 for prog in hooks_semantics cancel_park; do
     count() { sed -n "s/^$prog: \([0-9]*\) checks, 0 failed\$/\1/p" "$1"; }
@@ -35,5 +38,23 @@ for prog in hooks_semantics cancel_park; do
     done
     [ -d "$dir" ] || d9_fail "$prog: nothing recorded"
     echo "$prog: $plain checks pass without the agent, under it, and with it off"
+done
+
+calls=3000
+for how in plain agent off; do
+    out="$D9_TMP/rt_sigaction.$how"
+    case $how in
+    plain) "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
+    agent) d9_run_traced "$D9_TMP/trace.rt" "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
+    off) LD_PRELOAD="$D9_AGENT" DIAL9_ENABLED=0 "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
+    esac
+    rc=$?
+    [ $rc -ne 3 ] || d9_fail "rt_sigaction needs SCHED_FIFO and CPU pinning (root): $(cat "$out")"
+    [ $rc -eq 0 ] || d9_fail "rt_sigaction ($how) exited $rc: $(cat "$out")"
+    line=$(grep '^rt_sigaction: ' "$out") || d9_fail "rt_sigaction ($how): no result line: $(cat "$out")"
+    echo "$how: $line"
+    # Every call made (10 s is the program's own limit), none over 100 ms.
+    echo "$line" | grep -q "^rt_sigaction: $calls calls, slowest [0-9]* us, 0 over 100 ms\$" ||
+        d9_fail "rt_sigaction ($how): a real-time thread's sigaction waited: $line"
 done
 echo "ok"
