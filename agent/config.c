@@ -30,7 +30,7 @@ struct var {
  * the larger the circle the colder each line and page it comes back to.
  * With 16384 entries tokio paid 7.1% more CPU a request, node 5.5%; with
  * 4096, 4.7% and 1.7%; with 1024 the writer's wake-ups outweigh it
- * (BENCHMARKS.md, "The ring's size"). */
+ * (docs/BENCH-HISTORY.md, "The ring's size"). */
 static const struct var vars[] = {
     {"DIAL9_ENABLED", K_BOOL, F(enabled), 0, 1, 1},
     {"DIAL9_QUIET", K_BOOL, F(quiet), 0, 1, 0},

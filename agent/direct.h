@@ -8,7 +8,7 @@
  * Why: on the bench VM, whose kernel empties the TLB at each system call
  * (PTI without PCID), glibc's write costs 34-75 ns more than the syscall
  * instruction made from the caller's own code, and a hook that calls it
- * and works after it another 8-23 ns (bench/syscall_paths; BENCHMARKS.md,
+ * and works after it another 8-23 ns (bench/syscall_paths; docs/BENCH-HISTORY.md,
  * session 25): most likely the walks of libc's text and the hook's on both
  * sides of the call. Made here, the call returns through the hook's page
  * alone. Elsewhere the saving is a few ns.

@@ -325,7 +325,7 @@ size_t d9_enc_finish(struct d9_enc *e)
  * a reader verifies before it decompresses, and LZ4 decoding of verified
  * bytes gives the writer's payload back. The frame's xxHash32 of the raw
  * payload checked the same bytes a second time: 15 of the writer's ~190
- * instructions an event (BENCHMARKS.md, session 23). */
+ * instructions an event (docs/BENCH-HISTORY.md, session 23). */
 static LZ4F_preferences_t lz4_prefs(size_t raw_len)
 {
     LZ4F_preferences_t p;

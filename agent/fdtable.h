@@ -32,7 +32,7 @@ extern _Atomic uint8_t d9_fd_kinds[D9_FD_MAX] __attribute__((visibility("hidden"
  * secure-execution process): it will record nothing and make no fd of its
  * own, so the fd hooks neither keep this table nor pass the close gate,
  * and only forward: an open + close then adds 99 instructions to the bare
- * calls instead of 197 (BENCHMARKS.md, "The agent off"). Before the
+ * calls instead of 197 (docs/BENCH-HISTORY.md, "The agent off"). Before the
  * constructor runs the table is kept, as the agent may start. */
 extern _Atomic int d9_fd_table_off __attribute__((visibility("hidden")));
 

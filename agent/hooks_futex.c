@@ -4,7 +4,7 @@
  * waits take the direct path (d9_syscall_futex_direct) when the constructor
  * finds it safe (direct.h): a recorded wake adds 43 instructions (77 when
  * it came), a wait's PARK and UNPARK 107 (155 through glibc's stub;
- * callgrind, BENCHMARKS.md, sessions 20 and 25).
+ * callgrind, docs/BENCH-HISTORY.md, sessions 20 and 25).
  */
 #include <errno.h>
 #include <linux/futex.h>

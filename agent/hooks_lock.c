@@ -15,7 +15,7 @@
  * pthread_mutex_lock looks first: when the mutex's lock word is 0 (free,
  * for every kind of mutex) it jumps to the real lock, without the try and
  * without a frame. memcached takes 11 locks a request, and the try's call
- * and return cost it about 0.5% of its CPU per request (BENCHMARKS.md,
+ * and return cost it about 0.5% of its CPU per request (docs/BENCH-HISTORY.md,
  * session 22). The price: a wait is not seen when another thread takes the
  * free lock in the few instructions between the look and libc's own
  * attempt.

@@ -185,7 +185,7 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
  * constructor runs before init.c's, which turns recording on) or for a
  * symbol libc lacks. Out of line, so the hook
  * keeps no frame for its arguments across d9_real_resolve: its pass-through
- * path is a few loads and tests and a jump (BENCHMARKS.md, session 21). */
+ * path is a few loads and tests and a jump (docs/BENCH-HISTORY.md, session 21). */
 #define D9_REAL_OR_PLAIN(fn, name, args)                                       \
     __typeof__(d9_real.name) fn = __atomic_load_n(&d9_real.name, __ATOMIC_RELAXED); \
     if (D9_UNLIKELY(fn == NULL))                                               \

@@ -8,7 +8,7 @@
  * a zero word. So the producer touches only its cursor (kept in the
  * thread's TLS by the agent) and the entry it writes, no line of the slot
  * (reading the slot after each park cost Tokio 1.8% more CPU per request
- * on the bench VM: BENCHMARKS.md, "Rings without a shared head"). No
+ * on the bench VM: docs/BENCH-HISTORY.md, "Rings without a shared head"). No
  * syscalls.
  *
  * Entries are consumed in order, so when entry h + k is free, so are the
@@ -34,14 +34,14 @@ struct d9_ring {
 
 /* The producer's cursor: the entry the next push fills, as a pointer, so a
  * push neither masks an index nor shifts it (9 instructions an event less
- * than a head count: BENCHMARKS.md, "The producer's cursor as a pointer").
+ * than a head count: docs/BENCH-HISTORY.md, "The producer's cursor as a pointer").
  * The inline push checks one thing, next != limit: the entries from next to
  * limit were seen free when limit was set, and stay so (only the producer
  * fills them). limit is the next check point, one every cap / 8 entries
  * from buf (end is one); the push that reaches it takes the exact path,
  * which wraps, tests the half-full signal and sets the next limit (6
  * instructions an event less than checking the wrap, the check point and
- * the room on every push: BENCHMARKS.md, session 21).
+ * the room on every push: docs/BENCH-HISTORY.md, session 21).
  * All zero: no ring; every push then fails. */
 struct d9_ring_head {
     struct d9_raw_event *next;  /* the entry the next push fills; end after the inline push of

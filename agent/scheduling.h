@@ -10,7 +10,7 @@
  * last read came before it). The read is a syscall through procfs, 1.5-5 us
  * on the bench VM: at one per ms per thread it cost Tokio 2% more CPU per
  * request; at one per 10 ms still 0.8-1.3% on nginx, memcached, Tokio and
- * node at a fixed rate, where their threads read that often (BENCHMARKS.md,
+ * node at a fixed rate, where their threads read that often (docs/BENCH-HISTORY.md,
  * "The schedstat gate", "Scheduling delay read less often"). Both gates
  * are checked in the owner's TLS (d9_sched_due), not in this slot's lines.
  * The event carries the run_delay increase since the previous reading:
@@ -26,7 +26,7 @@
  * them in a chunk of their own: the decoder orders events by time. Off by
  * default: a per-task perf event puts the kernel's perf switch-out/in work
  * on every context switch of the thread, about 1.5 us each on the bench
- * VM (node served 26% fewer requests with it; BENCHMARKS.md). The
+ * VM (node served 26% fewer requests with it; docs/BENCH-HISTORY.md). The
  * busy-period run-queue waits still show in the next SCHED_DELAY.
  */
 #ifndef DIAL9_SCHEDULING_H

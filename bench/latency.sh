@@ -19,7 +19,7 @@
 # with the CPU cost. A service in production runs below capacity; there the
 # question is whether the agent changes what a client waits. (A server
 # alone, off and on in turn, was tried first: its p99 moved 0.02-2.9x
-# between two runs of the same server on this VM, BENCHMARKS.md.)
+# between two runs of the same server on this VM: docs/BENCH-HISTORY.md.)
 #   bench/latency.sh [SERVICE...]   default: redis memcached nginx tokio node
 # Environment:
 #   BUILD=build            where libdial9.so and bench/latency are

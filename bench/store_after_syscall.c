@@ -1,6 +1,6 @@
 /* store_after_syscall.c - what one 8-byte store costs next to a system call
  * on this machine, with no agent: the mechanism behind the recorded hot
- * path's eventfd and park figures (BENCHMARKS.md, session 24).
+ * path's eventfd and park figures (docs/BENCH-HISTORY.md, session 24).
  * usage: store_after_syscall [PAIRS]   (default 160)
  * Each variant makes blocks of 50 eventfd writes; the variants' blocks are
  * interleaved PAIRS times, each time from a place drawn at random (this VM

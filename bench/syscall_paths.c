@@ -1,6 +1,6 @@
 /* syscall_paths.c - what the code around one system call costs on this
  * machine, with no agent: why the eventfd WAKE makes its own write
- * (agent/direct.h; BENCHMARKS.md, session 25).
+ * (agent/direct.h; docs/BENCH-HISTORY.md, session 25).
  * usage: syscall_paths [PAIRS]   (default 160)
  * Each variant makes blocks of 50 8-byte eventfd writes; the variants'
  * blocks are interleaved PAIRS times, each time from a place drawn at

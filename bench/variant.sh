@@ -8,7 +8,7 @@
 # latency), then the control against itself (A/A: the run's noise floor).
 #   bench/variant.sh SERVICE[,SERVICE...] PATCH...
 #   e.g. bench/variant.sh node,tokio bench/variants/scratch.patch
-# bench/variants/*.patch are the variants BENCHMARKS.md reports, each with
+# bench/variants/*.patch are the variants docs/BENCH-HISTORY.md reports, each with
 # what it does above its diff. Builds use CFLAGS="-O2 -g" (as the default
 # build); the working tree is not touched.
 # Environment: BUILD (default build; paired.sh's), VARIANT_DIR (where the

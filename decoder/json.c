@@ -12,7 +12,7 @@
  * line-buffered or unbuffered stream never passes it: its write end stays
  * at the buffer's start). fwrite_unlocked is a call through
  * _IO_file_xsputn and its checks per run; those calls were a third of
- * `events --json`'s time (BENCHMARKS.md, session 23). */
+ * `events --json`'s time (docs/BENCH-HISTORY.md, session 23). */
 static inline void put_n(FILE *out, const char *s, size_t n)
 {
 #ifdef __GLIBC__

@@ -136,7 +136,7 @@ struct d9_raw_event {
  *       distinct value of this column in this chunk. Either way the value
  *       moves to the front of the column's recent list (D9_RECENT entries,
  *       empty at the column's start). Futex and condvar addresses recur:
- *       tokio's 6-byte targets become 1 byte (BENCHMARKS.md).
+ *       tokio's 6-byte targets become 1 byte (docs/BENCH-HISTORY.md).
  * The schema is written in every segment header (D9_TLV_SCHEMA), so a
  * decoder skips types it does not know using the segment's own description.
  * Field sources: which raw-record member each field is encoded from:
