@@ -16,18 +16,9 @@
 #include <unistd.h>
 
 #include "child_wait.h"
+#include "sigpipe_flipper.h"
 
 static atomic_int stop;
-
-static void *flipper(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        signal(SIGPIPE, SIG_IGN);
-        signal(SIGPIPE, SIG_DFL);
-    }
-    return NULL;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,7 +28,7 @@ int main(int argc, char **argv)
         return 2;
     }
     pthread_t th;
-    if (pthread_create(&th, NULL, flipper, NULL) != 0)
+    if (pthread_create(&th, NULL, sigpipe_flipper, &stop) != 0)
         return 2;
     int hung = 0, bad = 0;
     for (int i = 0; i < n; i++) {

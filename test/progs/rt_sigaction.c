@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sigpipe_flipper.h"
+
 static atomic_int stop;
 static int calls;
 static long n_done, over;
@@ -32,16 +34,6 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static void *normal_thread(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&stop)) {
-        signal(SIGPIPE, SIG_IGN);
-        signal(SIGPIPE, SIG_DFL);
-    }
-    return NULL;
 }
 
 static void on_usr2(int sig) { (void)sig; }
@@ -79,7 +71,7 @@ int main(int argc, char **argv)
         return 3;
     }
     pthread_t normal, rt;
-    if (pthread_create(&normal, NULL, normal_thread, NULL) != 0)
+    if (pthread_create(&normal, NULL, sigpipe_flipper, &stop) != 0)
         return 2;
     pthread_attr_t attr;
     struct sched_param prio = {.sched_priority = 10};
