@@ -41,6 +41,17 @@ mkdir -p "$BUILD/bench"
 {
 echo "# dial9 benchmark run $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
+# The machine, as a run's figures depend on it: where the kernel empties the
+# TLB at every system call (page-table isolation without PCID), a hook pays a
+# page walk for each page it touches after the call (docs/BENCH-HISTORY.md).
+pti=$(cat /sys/devices/system/cpu/vulnerabilities/meltdown 2>/dev/null || echo unknown)
+pcid=$(grep -qw pcid /proc/cpuinfo && echo yes || echo no)
+virt=$(systemd-detect-virt --vm 2>/dev/null || true)
+echo "Machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)," \
+  "virtual machine ${virt:-unknown}, meltdown: $pti, PCID $pcid," \
+  "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)," \
+  "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')."
+echo
 echo "## Hot path: ns per call, agent off vs on (median of $ROUNDS interleaved rounds)"
 echo
 echo "| call | off ns | on ns | added ns |"
@@ -71,7 +82,7 @@ echo "libc.so.6, which the agent never sees), the pair's order drawn at random. 
 echo "is the median over its pairs; the table gives the median over rounds (one process each, the"
 echo "rounds going over the calls in turn) and their range. N = 8000 over the events a call records (4000 for a PARK and an UNPARK, 2666 for sem_park's WAKE, PARK and UNPARK) with a 16384-entry"
 echo "ring (DIAL9_BUFFER_EVENTS=16384): under half of it, so every call is recorded, no drop, no"
-echo "kick. Blocks tens of microseconds apart share this VM's state, which moves a 1 us syscall by"
+echo "kick. Blocks tens of microseconds apart share the VM's state, which on the PVM guest of the earlier runs moved a 1 us syscall by"
 echo "tens of ns between processes (the table above) and by about 170 ns for stretches of a few"
 echo "hundred microseconds."
 echo
