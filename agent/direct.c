@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -94,6 +95,7 @@ static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
             d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
     }
     atomic_store(&s->kicking, 0);
+    d9_futex(&s->kicking, FUTEX_WAKE_PRIVATE, 1, NULL); /* an exit may wait: d9_thread_exit */
     return in;
 }
 

@@ -5,6 +5,7 @@
  * 32 bytes) are mapped on a slot's first use and kept for the next thread. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "core.h"
 #include "log.h"
 #include "nocancel.h"
+#include "real.h"
 
 static struct d9_slot *slots;
 static uint32_t nslots, ring_events;
@@ -162,10 +164,14 @@ void d9_thread_exit(void)
     d9_self = NULL;
     d9_tls.ring = (struct d9_ring_head){0}; /* the inline pushes fail without a d9_self check */
     /* seq_cst, then kicking: d9_direct_cancelled reads this thread's TLS
-     * only while it sees LIVE, with kicking set; it is soon cleared. */
+     * only while it sees LIVE, with kicking set; it is soon cleared, with a
+     * wake. The wait sleeps: a real-time thread cancelled by a thread of
+     * lower priority on its CPU preempts it, often with kicking set, and
+     * yielding would not let it run (the 1 ms bound covers a wake sent
+     * before this wait began). */
     atomic_store(&s->state, D9_SLOT_EXITED);
     while (atomic_load(&s->kicking))
-        sched_yield();
+        d9_futex(&s->kicking, FUTEX_WAIT_PRIVATE, 1, &(struct timespec){0, 1000000});
     /* Exited slots are freed by the writer once drained; with most slots
      * taken (thread churn), have it do so now rather than at its next
      * period, so new threads still find one. */

@@ -9,10 +9,12 @@
 # untouched). rt_sigaction: a SCHED_FIFO thread's sigaction must not wait
 # for a thread of lower priority, preempted on its CPU inside the agent's
 # sigaction interposer (a spinning lock made it wait until the kernel's
-# real-time throttling: most of a second).
+# real-time throttling: most of a second). rt_cancel: joining a real-time
+# thread cancelled in an epoll wait by a thread of lower priority on its
+# CPU must not wait on the canceller (its exit spun until that throttling).
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/hooks_semantics" "$D9_PROGS/cancel_park" "$D9_PROGS/rt_sigaction"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/hooks_semantics" "$D9_PROGS/cancel_park" "$D9_PROGS/rt_sigaction" "$D9_PROGS/rt_cancel"
 
 for prog in hooks_semantics cancel_park; do
     count() { sed -n "s/^$prog: \([0-9]*\) checks, 0 failed\$/\1/p" "$1"; }
@@ -40,21 +42,31 @@ for prog in hooks_semantics cancel_park; do
     echo "$prog: $plain checks pass without the agent, under it, and with it off"
 done
 
-calls=3000
-for how in plain agent off; do
-    out="$D9_TMP/rt_sigaction.$how"
+# run_rt HOW NAME PROG ARGS...: PROG plain, under the agent or with it off;
+# its result line is left in $line.
+run_rt() {
+    local how=$1 name=$2 out="$D9_TMP/$2.$1" rc
+    shift 2
     case $how in
-    plain) "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
-    agent) d9_run_traced "$D9_TMP/trace.rt" "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
-    off) LD_PRELOAD="$D9_AGENT" DIAL9_ENABLED=0 "$D9_PROGS/rt_sigaction" $calls >"$out" 2>&1 ;;
+    plain) "$@" >"$out" 2>&1 ;;
+    agent) d9_run_traced "$D9_TMP/trace.$name" "$@" >"$out" 2>&1 ;;
+    off) LD_PRELOAD="$D9_AGENT" DIAL9_ENABLED=0 "$@" >"$out" 2>&1 ;;
     esac
     rc=$?
-    [ $rc -ne 3 ] || d9_fail "rt_sigaction needs SCHED_FIFO and CPU pinning (root): $(cat "$out")"
-    [ $rc -eq 0 ] || d9_fail "rt_sigaction ($how) exited $rc: $(cat "$out")"
-    line=$(grep '^rt_sigaction: ' "$out") || d9_fail "rt_sigaction ($how): no result line: $(cat "$out")"
+    [ $rc -ne 3 ] || d9_fail "$name needs SCHED_FIFO and CPU pinning (root): $(cat "$out")"
+    [ $rc -eq 0 ] || d9_fail "$name ($how) exited $rc: $(cat "$out")"
+    line=$(grep "^$name: " "$out") || d9_fail "$name ($how): no result line: $(cat "$out")"
     echo "$how: $line"
+}
+calls=3000
+for how in plain agent off; do
+    run_rt $how rt_sigaction "$D9_PROGS/rt_sigaction" $calls
     # Every call made (10 s is the program's own limit), none over 100 ms.
     echo "$line" | grep -q "^rt_sigaction: $calls calls, slowest [0-9]* us, 0 over 100 ms\$" ||
         d9_fail "rt_sigaction ($how): a real-time thread's sigaction waited: $line"
+    run_rt $how rt_cancel "$D9_PROGS/rt_cancel" 3
+    us=$(echo "$line" | sed -n 's/^rt_cancel: 3 rounds, slowest join \([0-9]*\) us$/\1/p')
+    [ -n "$us" ] && [ "$us" -lt 100000 ] ||
+        d9_fail "rt_cancel ($how): joining a cancelled real-time thread waited: $line"
 done
 echo "ok"
