@@ -21,14 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int epfd;
+#include "rt_pair.h"
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
+static int epfd;
 
 static void *waiter(void *arg)
 {
@@ -46,22 +41,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s ROUNDS\n", argv[0]);
         return 2;
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
-    if (sched_setaffinity(0, sizeof(one), &one) != 0) { /* the threads inherit it */
-        printf("rt_cancel: cannot pin to one CPU: %s\n", strerror(errno));
+    if (rt_pin("rt_cancel") != 0) /* the threads inherit it */
         return 3;
-    }
     epfd = epoll_create1(EPOLL_CLOEXEC);
     if (epfd < 0)
         return 2;
     pthread_attr_t attr;
-    struct sched_param prio = {.sched_priority = 10};
-    pthread_attr_init(&attr);
-    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-    pthread_attr_setschedparam(&attr, &prio);
+    rt_fifo_attr(&attr);
     double slowest = 0;
     for (int r = 0; r < rounds; r++) {
         pthread_t th;
@@ -71,13 +57,13 @@ int main(int argc, char **argv)
             return err == EPERM ? 3 : 2;
         }
         usleep(20000); /* it is in its wait */
-        double t0 = now_us();
+        double t0 = rt_now_us();
         void *ret = NULL;
         if (pthread_cancel(th) != 0 || pthread_join(th, &ret) != 0 || ret != PTHREAD_CANCELED) {
             printf("rt_cancel: round %d: the thread was not cancelled\n", r);
             return 2;
         }
-        double us = now_us() - t0;
+        double us = rt_now_us() - t0;
         if (us > slowest)
             slowest = us;
     }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rt_pair.h"
 #include "sigpipe_flipper.h"
 
 static atomic_int stop;
@@ -29,25 +30,18 @@ static int calls;
 static long n_done, over;
 static double slowest_us;
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void on_usr2(int sig) { (void)sig; }
 
 static void *rt_thread(void *arg)
 {
     (void)arg;
-    double end = now_us() + 10e6;
+    double end = rt_now_us() + 10e6;
     struct timespec nap = {0, 200000};
-    for (int i = 0; i < calls && now_us() < end; i++) {
+    for (int i = 0; i < calls && rt_now_us() < end; i++) {
         nanosleep(&nap, NULL);
-        double t0 = now_us();
+        double t0 = rt_now_us();
         signal(SIGUSR2, i & 1 ? on_usr2 : SIG_DFL);
-        double us = now_us() - t0;
+        double us = rt_now_us() - t0;
         if (us > slowest_us)
             slowest_us = us;
         over += us > 100000;
@@ -63,22 +57,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s CALLS\n", argv[0]);
         return 2;
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
-    if (sched_setaffinity(0, sizeof(one), &one) != 0) { /* the threads inherit it */
-        printf("rt_sigaction: cannot pin to one CPU: %s\n", strerror(errno));
+    if (rt_pin("rt_sigaction") != 0) /* the threads inherit it */
         return 3;
-    }
     pthread_t normal, rt;
     if (pthread_create(&normal, NULL, sigpipe_flipper, &stop) != 0)
         return 2;
     pthread_attr_t attr;
-    struct sched_param prio = {.sched_priority = 10};
-    pthread_attr_init(&attr);
-    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-    pthread_attr_setschedparam(&attr, &prio);
+    rt_fifo_attr(&attr);
     int err = pthread_create(&rt, &attr, rt_thread, NULL);
     if (err != 0) {
         atomic_store(&stop, 1);
