@@ -167,8 +167,8 @@ void d9_thread_exit(void)
      * only while it sees LIVE, with kicking set; it is soon cleared, with a
      * wake. The wait sleeps: a real-time thread cancelled by a thread of
      * lower priority on its CPU preempts it, often with kicking set, and
-     * yielding would not let it run (the 1 ms bound covers a wake sent
-     * before this wait began). */
+     * yielding would not let it run (a clear before the wait makes the
+     * futex return at once; each wait is bounded to 1 ms all the same). */
     atomic_store(&s->state, D9_SLOT_EXITED);
     while (atomic_load(&s->kicking))
         d9_futex(&s->kicking, FUTEX_WAIT_PRIVATE, 1, &(struct timespec){0, 1000000});
