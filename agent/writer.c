@@ -364,25 +364,13 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
     discarded++;
 }
 
-/* put_full's every-event case inline: the event has no name to keep, no
- * trigger to feed, no weight of its own, and d9_enc_event takes it (s's
- * chunk is open: a drain ends it). After a failure stopped the segments,
- * such events still go into the block, which flush_block then counts as
- * discarded. */
-static inline void put(struct d9_slot *s, const struct d9_raw_event *ev)
-{
-    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
-        D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
-        count_for(&meta, s->tid, 1, 1);
-        return;
-    }
-    put_full(s, ev);
-}
-
-/* put over a run of n events of s: the every-event case adds them to the
- * block's count once for the run, not once each (about 9 instructions an
- * event); the run's count is settled before put_full, which may write the
- * block and start the next. */
+/* Puts n drained events of s. The every-event case is inline: the event
+ * has no name to keep, no trigger to feed, no weight of its own, and
+ * d9_enc_event takes it (s's chunk is open: a drain ends it); such events
+ * add to the block's count once for the run, not once each (about 9
+ * instructions an event), settled before put_full, which may write the
+ * block and start the next. After a failure stopped the segments, they
+ * still go into the block, which flush_block then counts as discarded. */
 static void put_run(struct d9_slot *s, const struct d9_raw_event *ev, uint32_t n)
 {
     uint32_t k = 0; /* put inline, not yet counted in meta */
@@ -431,7 +419,7 @@ static void drain(struct d9_slot *s, int check_name)
     uint64_t now = d9_now(); /* after the pops: not before any popped event */
     if (dropped != s->drop_reported) {
         struct d9_raw_event ev = {.ts = now, .type = D9_EV_DROP, .a = dropped - s->drop_reported};
-        put(s, &ev);
+        put_full(s, &ev);
         s->drop_reported = dropped;
     }
     char name[16];
@@ -444,7 +432,7 @@ static void drain(struct d9_slot *s, int check_name)
     if (named && strcmp(name, s->name) != 0) {
         struct d9_raw_event ev;
         d9_name_event(&ev, now, name);
-        put(s, &ev);
+        put_full(s, &ev);
     }
     d9_enc_end_chunk(&enc);
 }
