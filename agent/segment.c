@@ -373,10 +373,12 @@ enum { DIR_NONE, DIR_OPENING, DIR_OK, DIR_FAILED, DIR_LATE }; /* NONE: a forked 
 static _Atomic uint32_t dir_state; /* futex word */
 static int dir_errno;
 
-static void log_no_base(int err)
+/* DIAL9_DIR could not be made or opened (err): one line, and no fd kept. */
+static void no_base(int err)
 {
     if (!failed) /* else stop() said why */
         d9_log("DIAL9_DIR=%s: cannot create: %s; not recording", cfg->dir, strerror(err));
+    drop_fd(FD_BASE);
 }
 
 void d9_seg_open_dir(void)
@@ -385,8 +387,7 @@ void d9_seg_open_dir(void)
     dir_errno = errno;
     if (atomic_exchange(&dir_state, rc < 0 ? DIR_FAILED : DIR_OK) == DIR_LATE) {
         if (rc < 0) { /* the constructor gave up waiting: the failure is ours to tell */
-            log_no_base(dir_errno);
-            drop_fd(FD_BASE);
+            no_base(dir_errno);
             failed = 1;
             atomic_store(&d9_recording, 0);
         }
@@ -493,8 +494,7 @@ int d9_seg_begin(const struct d9_config *c)
 int d9_seg_init(void)
 {
     if (wait_base() < 0) {
-        log_no_base(errno);
-        drop_fd(FD_BASE);
+        no_base(errno);
         return -1;
     }
     read_process_info();
