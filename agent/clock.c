@@ -175,46 +175,4 @@ uint64_t d9_ns_stamp(uint64_t ns)
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
-/* Events whose b is a duration in stamps from ts on (hooks_lock.c, hooks_slow.c). */
-static int has_duration(uint8_t type) { return type == D9_EV_LOCK_WAIT || type == D9_EV_SLOW_SYSCALL; }
-
-/* ts and the stamp durations in b to ns: from ts on (has_duration), or up
- * to ts (SCHED_DELAY's window, scheduling.c). */
-static inline void convert(const struct d9_clock_line *l, struct d9_raw_event *ev)
-{
-    uint64_t t0 = ev->ts;
-    ev->ts = d9_line_ns(l, t0);
-    if (has_duration(ev->type))
-        ev->b = d9_line_ns(l, t0 + ev->b) - ev->ts;
-    else if (ev->type == D9_EV_SCHED_DELAY)
-        ev->b = ev->ts - d9_line_ns(l, ev->b <= t0 ? t0 - ev->b : 0);
-}
-
-/* ts is ns by now (converted, or stamps were ns). */
-static inline void park_deadline(const struct d9_clock_line *l, struct d9_raw_event *ev)
-{
-    if (ev->type == D9_EV_PARK)
-        ev->b = d9_tmo_relative(ev->b, ev->ts, l->rt_off);
-}
-
-void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev)
-{
-    if (d9_clock_tsc)
-        convert(l, ev);
-    park_deadline(l, ev);
-}
-
-void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last)
-{
-    const struct d9_clock_line l = line; /* a local: the stores below cannot change it */
-    uint64_t prev = *last;
-    for (uint32_t i = 0; i < n; i++) {
-        if (d9_clock_tsc)
-            convert(&l, &ev[i]);
-        park_deadline(&l, &ev[i]);
-        if (ev[i].ts < prev)
-            ev[i].ts = prev; /* a refit moved the line back a little: keep the thread's order */
-        prev = ev[i].ts;
-    }
-    *last = prev;
-}
+struct d9_clock_line d9_clock_line_cur(void) { return line; }

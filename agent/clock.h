@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "dial9_format.h"
+
 /* CLOCK_MONOTONIC in ns through the vDSO: the writer's clock and the trace's. */
 static inline uint64_t d9_now(void)
 {
@@ -139,19 +141,41 @@ uint64_t d9_ns_stamp(uint64_t ns);
  * reads CLOCK_REALTIME's offset for the cycle's deadlines. */
 void d9_clock_anchor(void);
 
-/* Writer, on the n events of one thread just popped from its ring, in
- * order: ts (never below *last, the thread's previous converted ts, which
- * it updates) and the durations measured in stamps (LOCK_WAIT and
- * SLOW_SYSCALL's b) become ns, and a PARK's deadline its timeout. A duration is converted as the difference of
- * its two ends on the line, so the event's end is where the line puts the
- * closing stamp. */
-struct d9_raw_event;
-void d9_clock_events(struct d9_raw_event *ev, uint32_t n, uint64_t *last);
+/* The line d9_clock_anchor last fitted: the writer takes a copy per drain. */
+struct d9_clock_line d9_clock_line_cur(void);
+
+/* Events whose b is a duration in stamps from ts on (hooks_lock.c, hooks_slow.c). */
+static inline int d9_has_duration(uint8_t type) { return type == D9_EV_LOCK_WAIT || type == D9_EV_SLOW_SYSCALL; }
+
+/* One ring event along l: when stamps are TSC ticks (tsc, d9_clock_tsc),
+ * ts and the durations measured in stamps become ns: LOCK_WAIT and
+ * SLOW_SYSCALL's b from ts on, SCHED_DELAY's window up to ts. A duration
+ * is converted as the difference of its two ends on the line, so the
+ * event's end is where the line puts the closing stamp. Then a PARK's
+ * deadline becomes its timeout (d9_tmo_relative). The writer then clamps
+ * ts to the thread's previous one (a refit may move the line back a
+ * little). */
+static inline void d9_clock_event_line(const struct d9_clock_line *l, int tsc, struct d9_raw_event *ev)
+{
+    if (tsc) {
+        uint64_t t0 = ev->ts;
+        ev->ts = d9_line_ns(l, t0);
+        if (d9_has_duration(ev->type))
+            ev->b = d9_line_ns(l, t0 + ev->b) - ev->ts;
+        else if (ev->type == D9_EV_SCHED_DELAY)
+            ev->b = ev->ts - d9_line_ns(l, ev->b <= t0 ? t0 - ev->b : 0);
+    }
+    if (ev->type == D9_EV_PARK)
+        ev->b = d9_tmo_relative(ev->b, ev->ts, l->rt_off);
+}
 
 /* Crash handler (async-signal-safe, no shared line): the same along the
  * line through a pair taken now with the writer's latest slope, and
  * CLOCK_REALTIME's offset read now. */
 struct d9_clock_line d9_clock_line_now(void);
-void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev);
+static inline void d9_clock_event_on(const struct d9_clock_line *l, struct d9_raw_event *ev)
+{
+    d9_clock_event_line(l, d9_clock_tsc, ev);
+}
 
 #endif

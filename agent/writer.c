@@ -30,7 +30,7 @@
 #include "segment.h"
 
 #define D9_BLOCK_RAW (256u << 10) /* bytes of uncompressed payload per block */
-#define D9_POP_BATCH 512          /* events copied out of a ring at a time (16 KiB) */
+#define D9_POP_BATCH 512          /* preemption records taken from perf at a time (16 KiB) */
 #define D9_WRITER_STACK (1u << 20) /* bytes; LZ4F_compressFrame needs ~20 KiB */
 
 static pthread_t thread;
@@ -337,6 +337,14 @@ static void write_kept_at_exit(void)
 
 /* ---- Draining ---------------------------------------------------------- */
 
+/* Adds the *k events put inline (put_next) to the block's count. */
+static inline void put_settle(struct d9_slot *s, uint32_t *k)
+{
+    if (*k)
+        count_for(&meta, s->tid, *k, *k);
+    *k = 0;
+}
+
 /* Encodes ev in s's chunk, flushing the block when it is full. */
 static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
 {
@@ -364,29 +372,32 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
     discarded++;
 }
 
-/* Puts n drained events of s. The every-event case is inline: the event
+/* Puts one drained event of s. The every-event case is inline: the event
  * has no name to keep, no trigger to feed, no weight of its own, and
  * d9_enc_event takes it (s's chunk is open: a drain ends it); such events
  * add to the block's count once for the run, not once each (about 9
- * instructions an event), settled before put_full, which may write the
- * block and start the next. After a failure stopped the segments, they
- * still go into the block, which flush_block then counts as discarded. */
+ * instructions an event): *k counts them, settled before put_full, which
+ * may write the block and start the next, and by the caller at the end of
+ * the run (put_settle). After a failure stopped the segments, they still go
+ * into the block, which flush_block then counts as discarded. */
+static inline __attribute__((always_inline)) void put_next(struct d9_slot *s, const struct d9_raw_event *ev,
+                                                           uint32_t *k)
+{
+    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
+        D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
+        ++*k;
+        return;
+    }
+    put_settle(s, k);
+    put_full(s, ev);
+}
+
 static void put_run(struct d9_slot *s, const struct d9_raw_event *ev, uint32_t n)
 {
-    uint32_t k = 0; /* put inline, not yet counted in meta */
-    for (uint32_t i = 0; i < n; i++) {
-        if (D9_LIKELY(ev[i].type != D9_EV_THREAD_NAME && ev[i].type != D9_EV_DROP && !d9_dump_noting) &&
-            D9_LIKELY(d9_enc_event(&enc, &ev[i]) == 0)) {
-            k++;
-            continue;
-        }
-        if (k)
-            count_for(&meta, s->tid, k, k);
-        k = 0;
-        put_full(s, &ev[i]);
-    }
-    if (k)
-        count_for(&meta, s->tid, k, k);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        put_next(s, &ev[i], &k);
+    put_settle(s, &k);
 }
 
 /* The thread's preemptions, in a chunk of their own: perf records carry
@@ -406,15 +417,28 @@ static void drain(struct d9_slot *s, int check_name)
 {
     drain_preempts(s);
     /* Bounded: at most one ring's worth per cycle, so a thread producing
-     * as fast as we drain cannot keep the writer from the other slots. */
-    for (uint32_t total = 0; total < s->ring.cap;) {
-        uint32_t n = d9_ring_pop(&s->ring, batch, D9_POP_BATCH);
-        d9_clock_events(batch, n, &s->last_ns); /* stamps -> ns, before anyone reads them */
-        put_run(s, batch, n);
-        total += n;
-        if (n < D9_POP_BATCH)
-            break;
+     * as fast as we drain cannot keep the writer from the other slots.
+     * Each event goes from its entry straight into the chunk, its stamps
+     * made ns on the way (a batch copied out, converted, then put cost 8-11
+     * instructions an event more: docs/BENCH-HISTORY.md, session 41). */
+    struct d9_ring *r = &s->ring;
+    const struct d9_clock_line line = d9_clock_line_cur();
+    const int tsc = d9_clock_tsc;
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), end = t + r->cap;
+    uint64_t last = s->last_ns;
+    uint32_t k = 0;
+    for (struct d9_raw_event *e; t < end && (e = d9_ring_at(r, t)); t++) {
+        struct d9_raw_event ev = *e;
+        d9_ring_free(e);
+        d9_clock_event_line(&line, tsc, &ev); /* stamps -> ns, before anyone reads them */
+        if (ev.ts < last)
+            ev.ts = last; /* a refit moved the line back a little: keep the thread's order */
+        last = ev.ts;
+        put_next(s, &ev, &k);
     }
+    put_settle(s, &k);
+    atomic_store_explicit(&r->tail, t, memory_order_relaxed);
+    s->last_ns = last;
     uint64_t dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
     uint64_t now = d9_now(); /* after the pops: not before any popped event */
     if (dropped != s->drop_reported) {

@@ -273,8 +273,19 @@ static inline uint32_t d9_crc32c(uint32_t crc, const void *buf, size_t len)
     return d9_crc32c_sw(crc, buf, len);
 }
 
+/* Writes v as a LEB128 varint at p, returns its bytes (1..10). One and two
+ * bytes (types, calls, most deltas) without the loop. */
 static inline size_t d9_put_varint(uint8_t *p, uint64_t v)
 {
+    if (__builtin_expect(v < 0x80, 1)) {
+        p[0] = (uint8_t)v;
+        return 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return 2;
+    }
     size_t n = 0;
     while (v >= 0x80) {
         p[n++] = (uint8_t)(v | 0x80);
