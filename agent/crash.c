@@ -28,7 +28,7 @@
 #include "segment.h"
 #include "sigchain.h"
 
-#define D9_CRASH_RAW (256u << 10)     /* bytes of payload per crash block */
+#define D9_CRASH_RAW D9_BLOCK_RAW      /* bytes of payload per crash block: the writer's open block fits its out */
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
 #define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
 #define D9_CRASH_STACK (128u << 10)   /* the dump's stack: write_crash takes ~30 KiB */
@@ -235,6 +235,10 @@ static void write_crash(int sig)
         if (bl)
             rc = write_all(fd, out, bl);
     }
+    /* The writer's open block: drained before the rings' events, older than them. */
+    size_t pending = rc == 0 && idle ? d9_writer_take_block(out, out_cap) : 0;
+    if (pending)
+        rc = write_all(fd, out, pending);
     if (rc == 0)
         rc = write_rings(fd);
     syscall(SYS_close, fd);

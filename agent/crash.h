@@ -26,5 +26,15 @@ size_t d9_header_add_tlv(uint8_t *hdr, size_t len, size_t cap, uint16_t tag, con
  * stable), 0 when not (or when called on the writer thread). */
 int d9_writer_quiesce(int timeout_ms);
 void d9_writer_resume(void);
+/* Bytes of uncompressed payload a block holds at most, the writer's and
+ * the crash dump's. */
+#define D9_BLOCK_RAW (256u << 10)
+
+/* Only while d9_writer_quiesce says idle: the writer's open block (events
+ * it drained but has not written yet: it writes a block when it is due,
+ * not every cycle) built into buf[0..cap), cap at least
+ * d9_block_bound(D9_BLOCK_RAW); the writer then starts an empty one. Returns
+ * its bytes, 0 when it has no events (or it did not fit). */
+size_t d9_writer_take_block(uint8_t *buf, size_t cap);
 
 #endif

@@ -29,7 +29,6 @@
 #include "real.h"
 #include "segment.h"
 
-#define D9_BLOCK_RAW (256u << 10) /* bytes of uncompressed payload per block */
 #define D9_POP_BATCH 512          /* preemption records taken from perf at a time (16 KiB) */
 #define D9_WRITER_STACK (1u << 20) /* bytes; LZ4F_compressFrame needs ~20 KiB */
 
@@ -142,6 +141,8 @@ static void wait_for_work(uint64_t deadline)
 }
 
 /* ---- Blocks and segments ---------------------------------------------- */
+
+static uint64_t flush_period(void) { return (uint64_t)d9_cfg.flush_ms * 1000000u; }
 
 static inline void count_for(struct tid_counts *c, uint32_t tid, uint32_t events, uint64_t weight)
 {
@@ -335,6 +336,17 @@ static void write_kept_at_exit(void)
     d9_flight_clear();
 }
 
+size_t d9_writer_take_block(uint8_t *buf, size_t cap)
+{
+    if (!enc.events)
+        return 0;
+    d9_enc_finish(&enc);
+    size_t n = d9_block_build(&enc, buf, cap);
+    d9_enc_init(&enc, raw, sizeof(raw));
+    meta.n = 0;
+    return n;
+}
+
 /* ---- Draining ---------------------------------------------------------- */
 
 /* Adds the *k events put inline (put_next) to the block's count. */
@@ -490,12 +502,11 @@ static int dump_flight(const char *reason)
     return 0;
 }
 
-static void serve_triggers(void)
+/* A dump trigger taken (d9_dump_take) after this cycle's block was written:
+ * flight mode writes the kept history; continuous mode has just written
+ * everything. */
+static void serve_dump(const char *reason)
 {
-    char reason[D9_REASON_MAX];
-    int api;
-    if (!d9_dump_take(reason, &api, d9_now()))
-        return;
     int err = 0;
     if (d9_cfg.mode == D9_MODE_FLIGHT)
         err = dump_flight(reason);
@@ -504,6 +515,24 @@ static void serve_triggers(void)
     else /* continuous: this cycle has just written everything */
         d9_log_info("dump (%s): trace flushed to %s", reason, d9_seg_dir_path());
     d9_dump_finish(err);
+}
+
+/* The open block is written when it is due: a flush or a dump was asked
+ * for, the writer stops, or its oldest event is DIAL9_FLUSH_MS old, so an
+ * event still reaches the file within DIAL9_FLUSH_MS (plus a cycle). A full
+ * block is written as soon as it fills (put_full). Not at the end of every
+ * cycle: a busy thread's half-full ring starts a cycle every 2,048 events,
+ * and a block a cycle paid its LZ4 frame, CRC and system calls, cold, each
+ * time (0.2-0.6% more CPU per request at a fixed rate on nginx, Tokio and
+ * node: docs/BENCH-HISTORY.md, session 41). */
+static uint64_t block_deadline(uint64_t now)
+{
+    return (enc.events && enc.first_ts <= now ? enc.first_ts : now) + flush_period();
+}
+
+static int block_due(int asked, uint64_t now)
+{
+    return enc.events && (asked || atomic_load(&stopping) || now >= block_deadline(now));
 }
 
 static void cycle(void)
@@ -527,7 +556,10 @@ static void cycle(void)
         if (st == D9_SLOT_EXITED) /* its last push happened before EXITED: all drained */
             d9_slot_release(s);
     }
-    flush_block();
+    char reason[D9_REASON_MAX];
+    int api, dump = d9_dump_take(reason, &api, d9_now()); /* after the drains, which may raise one */
+    if (block_due(dump || req != atomic_load(&flush_done), d9_now()))
+        flush_block();
     if (d9_cfg.mode != D9_MODE_FLIGHT && d9_flight_blocks())
         write_kept();
     if (d9_seg_is_open() && seg_blocks &&
@@ -535,7 +567,8 @@ static void cycle(void)
         d9_seg_seal(); /* the next block opens the next segment */
     if (d9_cfg.mode == D9_MODE_FLIGHT)
         d9_flight_expire(d9_now());
-    serve_triggers();
+    if (dump)
+        serve_dump(reason);
     if (req != atomic_load(&flush_done)) { /* a flush was asked for: its callers wait */
         atomic_store(&flush_done, req);
         d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -578,9 +611,8 @@ static void *writer_main(void *arg)
         if (g == GATE_QUIT)
             return NULL;
     }
-    uint64_t period = (uint64_t)d9_cfg.flush_ms * 1000000u;
     while (!atomic_load(&stopping)) {
-        wait_for_work(d9_now() + period);
+        wait_for_work(block_deadline(d9_now())); /* a period, or less while a block is open */
         cycle();
     }
     cycle(); /* final drain: everything recorded before the stop */

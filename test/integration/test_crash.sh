@@ -45,6 +45,26 @@ for mode in continuous flight; do
     done
 done
 
+# The writer's open block: it writes a block when it is due (DIAL9_FLUSH_MS,
+# here never before the crash), not after each cycle. 6000 wakes a thread
+# fill more than half of an 8192-entry ring, so the writer drains them (a
+# kick) into its open block, with room to spare (no drop). The program
+# then waits 300 ms and crashes: those wakes are only in that block, and
+# the crash dump must write it.
+plain=0
+"$D9_PROGS/crash_after" drained 4 6000 2>/dev/null || plain=$?
+for mode in continuous flight; do
+    rc=0
+    DIAL9_MODE=$mode DIAL9_FLUSH_MS=60000 DIAL9_BUFFER_EVENTS=8192 d9_run_traced "$D9_TMP/open-$mode" \
+        "$D9_PROGS/crash_after" drained 4 6000 2>"$D9_TMP/err" || rc=$?
+    [ "$rc" -eq "$plain" ] || d9_fail "open block, $mode: exit status $rc, without the agent $plain"
+    crash=$(find "$D9_TMP/open-$mode" -name crash.d9)
+    [ -n "$crash" ] || d9_fail "open block, $mode: no crash.d9 in $(find "$D9_TMP/open-$mode")"
+    d9_assert_check "$D9_TMP/open-$mode"
+    got=$("$D9_DECODER" events --json "$D9_TMP/open-$mode" | grep -c '"type":"wake"' || true)
+    [ "$got" -eq 24000 ] || d9_fail "open block, $mode: $got of 24000 wakes in the trace"
+done
+
 # A stale directory of an earlier process with the same pid (a container's
 # pid 1 that restarts), holding that process's crash.d9: a crash before
 # any segment (flight mode, no dump yet) is dumped into <exe>.<pid>.2, and

@@ -3,6 +3,8 @@
  * process crashes: 
  *   crash_after segv T N     null write (SIGSEGV)
  *   crash_after abort T N    abort() (SIGABRT)
+ *   crash_after drained T N  as segv, 300 ms after the wakes: time for the
+ *                            writer to drain what a half-full ring kicked.
  *   crash_after handler T N  installs its own SIGSEGV handler (prints
  *                            "handler ran", restores the default), then
  *                            the null write.
@@ -105,7 +107,7 @@ int main(int argc, char **argv)
         sigaction(SIGSEGV, &sa, NULL);
     }
     if (argc != 4) {
-        fprintf(stderr, "usage: %s segv|abort|handler|exit|altstack|vfork THREADS N\n", argv[0]);
+        fprintf(stderr, "usage: %s segv|drained|abort|handler|exit|altstack|vfork THREADS N\n", argv[0]);
         return 2;
     }
     int t = atoi(argv[2]);
@@ -126,6 +128,8 @@ int main(int argc, char **argv)
         abort();
     if (!strcmp(argv[1], "handler"))
         signal(SIGSEGV, handler);
+    if (!strcmp(argv[1], "drained"))
+        usleep(300000);
     *(volatile int *)(uintptr_t)0 = 1;
     return 0;
 }
