@@ -28,7 +28,6 @@
 #include "segment.h"
 #include "sigchain.h"
 
-#define D9_CRASH_RAW D9_BLOCK_RAW      /* bytes of payload per crash block: the writer's open block fits its out */
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
 #define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
 #define D9_CRASH_STACK (128u << 10)   /* the dump's stack: write_crash takes ~30 KiB */
@@ -130,7 +129,7 @@ static int flush(int fd)
         return 0;
     d9_enc_finish(&enc);
     size_t n = d9_block_build(&enc, out, out_cap);
-    d9_enc_init(&enc, raw, D9_CRASH_RAW);
+    d9_enc_init(&enc, raw, D9_BLOCK_RAW);
     return n && write_all(fd, out, n) == 0 ? 0 : -1;
 }
 
@@ -228,7 +227,7 @@ static void write_crash(int sig)
     if (fd < 0)
         return;
     int rc = hl && write_all(fd, hdr, hl) == 0 ? 0 : -1;
-    d9_enc_init(&enc, raw, D9_CRASH_RAW);
+    d9_enc_init(&enc, raw, D9_BLOCK_RAW);
     /* Flight mode: the history the writer kept, when it is not mid-update. */
     for (uint32_t i = 0; rc == 0 && idle && d9_cfg.mode == D9_MODE_FLIGHT && i < d9_flight_blocks(); i++) {
         size_t bl = d9_flight_copy(i, out, out_cap);
@@ -311,9 +310,9 @@ int d9_crash_init(const struct d9_config *c)
     if (!c->crash_dump)
         return 0;
     max_threads = c->max_threads;
-    out_cap = d9_block_bound(D9_CRASH_RAW);
+    out_cap = d9_block_bound(D9_BLOCK_RAW);
     hdr_cap = 16384 + D9_CMDLINE_MAX + PATH_MAX + (size_t)max_threads * 24;
-    raw = map(D9_CRASH_RAW);
+    raw = map(D9_BLOCK_RAW);
     out = map(out_cap);
     hdr = map(hdr_cap);
     tids = map(sizeof(uint32_t) * max_threads);

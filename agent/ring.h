@@ -151,7 +151,7 @@ static inline void d9_ring_commit_fast(struct d9_ring_head *p, struct d9_raw_eve
 
 /* Consumer, one entry at a time: the entry t (a count of events taken) when
  * it is published, else NULL. The caller copies it, then frees it with
- * d9_ring_free and, when done, stores its new tail. */
+ * d9_ring_free and, when done, stores its new tail (the writer's drain). */
 static inline struct d9_raw_event *d9_ring_at(const struct d9_ring *r, uint64_t t)
 {
     struct d9_raw_event *e = &r->buf[t & r->mask];
@@ -159,19 +159,5 @@ static inline struct d9_raw_event *d9_ring_at(const struct d9_ring *r, uint64_t 
 }
 
 static inline void d9_ring_free(struct d9_raw_event *e) { __atomic_store_n(&e->word, 0, __ATOMIC_RELEASE); }
-
-/* Consumer: copies up to max events into out, frees their entries, returns n
- * (the writer takes them one at a time, with the two calls above). */
-static inline uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, uint32_t max)
-{
-    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    uint32_t n = 0;
-    for (struct d9_raw_event *e; n < max && (e = d9_ring_at(r, t + n)); n++) {
-        out[n] = *e;
-        d9_ring_free(e);
-    }
-    atomic_store_explicit(&r->tail, t + n, memory_order_relaxed);
-    return n;
-}
 
 #endif

@@ -384,7 +384,8 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
     discarded++;
 }
 
-/* Puts one drained event of s. The every-event case is inline: the event
+/* Puts one drained event of s (a ring's or perf's: never a DROP, which the
+ * writer makes and puts with put_full). The every-event case is inline: the event
  * has no name to keep, no trigger to feed, no weight of its own, and
  * d9_enc_event takes it (s's chunk is open: a drain ends it); such events
  * add to the block's count once for the run, not once each (about 9
@@ -395,7 +396,7 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
 static inline __attribute__((always_inline)) void put_next(struct d9_slot *s, const struct d9_raw_event *ev,
                                                            uint32_t *k)
 {
-    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && ev->type != D9_EV_DROP && !d9_dump_noting) &&
+    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && !d9_dump_noting) &&
         D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
         ++*k;
         return;
@@ -557,8 +558,9 @@ static void cycle(void)
             d9_slot_release(s);
     }
     char reason[D9_REASON_MAX];
-    int api, dump = d9_dump_take(reason, &api, d9_now()); /* after the drains, which may raise one */
-    if (block_due(dump || req != atomic_load(&flush_done), d9_now()))
+    uint64_t now = d9_now();
+    int api, dump = d9_dump_take(reason, &api, now); /* after the drains, which may raise one */
+    if (block_due(dump || req != atomic_load(&flush_done), now))
         flush_block();
     if (d9_cfg.mode != D9_MODE_FLIGHT && d9_flight_blocks())
         write_kept();

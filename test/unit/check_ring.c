@@ -9,6 +9,20 @@
 
 #define CAP 64
 
+/* The consumer as the writer's drain is: up to max published events copied
+ * into out in order, their entries freed, the tail moved on; returns n. */
+static uint32_t d9_ring_pop(struct d9_ring *r, struct d9_raw_event *out, uint32_t max)
+{
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    uint32_t n = 0;
+    for (struct d9_raw_event *e; n < max && (e = d9_ring_at(r, t + n)); n++) {
+        out[n] = *e;
+        d9_ring_free(e);
+    }
+    atomic_store_explicit(&r->tail, t + n, memory_order_relaxed);
+    return n;
+}
+
 /* A ring and its producer's cursor, as a slot and its owner's TLS hold them. */
 struct pair {
     struct d9_ring r;
