@@ -2,9 +2,11 @@
 # bench/writer_cycle.sh - where the writer thread's CPU goes on a live
 # service: a part paid per block (the cycle's wake-up, its system calls, a
 # block's fixed costs) and a part paid per event (drain, encode, CRC, LZ4,
-# the bytes written). redis runs alone on CPU 0 under the agent with each
-# SETTING in turn, round by round, and gets a fixed request rate from
-# bench/latency on CPU 1 (as bench/latency.sh, one server). The writer's
+# the bytes written). A service (redis unless BENCH_WC_SERVICE names another)
+# runs alone on CPU 0 under the agent with each SETTING in turn, round by
+# round, and gets a fixed request rate from bench/latency on CPU 1 (as
+# bench/latency.sh, one server), or none at a rate of 0 (the writer of an
+# idle service). The writer's
 # on-CPU ns (/proc/PID/task/TID/schedstat field 1, from its start to the end
 # of the load) over the trace's blocks and events (dial9-decode check) give
 # ns per event and per block. A setting that cycles more often (DIAL9_FLUSH_MS
@@ -17,14 +19,26 @@
 #   SETTING: VAR=V[+VAR=V...], as services_lib's dial9+ modes;
 #   default: DIAL9_FLUSH_MS=250 (the default) DIAL9_FLUSH_MS=20 DIAL9_FLUSH_MS=5
 # Environment: BUILD=build, BENCH_ROUNDS=3, BENCH_LAT_SECS=8, BENCH_LAT_CONNS=64,
-# BENCH_LAT_RATE_redis=10000 (requests/s).
+# BENCH_WC_SERVICE=redis (or memcached, nginx, tokio, node), and its rate in
+# requests/s, BENCH_LAT_RATE_<service>: as bench/latency.sh's defaults
+# (redis and memcached 10000, nginx 2000, tokio 4000, node 1000).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 ROUNDS=${BENCH_ROUNDS:-3}
 LSECS=${BENCH_LAT_SECS:-8}
 CONNS=${BENCH_LAT_CONNS:-64}
-RATE=${BENCH_LAT_RATE_redis:-10000}
+SVC=${BENCH_WC_SERVICE:-redis}
+case $SVC in
+redis) TARGET=(redis) dflt=10000 ;;
+memcached) TARGET=(memcache) dflt=10000 ;;
+nginx) TARGET=(http) PATH_ARG=/aio/file.bin dflt=2000 ;;
+tokio) TARGET=(http) PATH_ARG=/ dflt=4000 ;;
+node) TARGET=(http) PATH_ARG=/ dflt=1000 ;;
+*) echo "writer_cycle: unknown service $SVC" >&2; exit 2 ;;
+esac
+rate_var=BENCH_LAT_RATE_$SVC
+RATE=${!rate_var:-$dflt}
 SETTINGS=("$@"); [ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=(DIAL9_FLUSH_MS=250 DIAL9_FLUSH_MS=20 DIAL9_FLUSH_MS=5)
 
 tmp=$(mktemp -d /tmp/d9wcycle.XXXXXX)
@@ -36,46 +50,53 @@ CLIENT=$BUILD/bench/latency
 DECODE=$BUILD/dial9-decode
 [ -f "$AGENT" ] && [ -x "$CLIENT" ] && [ -x "$DECODE" ] || { echo "writer_cycle: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 
-# run_pair redis "" SETTING ROUND (run_pair_rounds' call, one server a "pair"):
+# run_pair SVC "" SETTING ROUND (run_pair_rounds' call, one server a "pair"):
 # appends "setting round writer_ns blocks events" to runs.tsv.
 run_pair() {
     local setting=$3 r=$4 d=$tmp/run port w blocks events
     rm -rf "$d"; mkdir -p "$d"
     port=$(free_port)
-    set_mode "dial9+$setting" "$d"; start_server redis "$port" "$d"; roots=("$srv_pid")
-    wait_port "$port" "$srv_pid" 60 || { echo "writer_cycle: $setting round $r: redis did not start" >&2; stop_server redis "$srv_pid"; return; }
-    timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" redis "$port" "$RATE" "$LSECS" "$CONNS" >/dev/null 2>"$d/client.err" ||
-        { echo "writer_cycle: $setting round $r: $(head -c 200 "$d/client.err")" >&2; stop_server redis "$srv_pid"; return; }
+    set_mode "dial9+$setting" "$d"; start_server "$SVC" "$port" "$d"; roots=("$srv_pid")
+    wait_port "$port" "$srv_pid" 60 || { echo "writer_cycle: $setting round $r: $SVC did not start" >&2; stop_server "$SVC" "$srv_pid"; return; }
+    if [ "$RATE" = 0 ]; then
+        sleep "$LSECS"
+    else
+        timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "${TARGET[@]}" "$port" "$RATE" "$LSECS" "$CONNS" ${PATH_ARG:-} >/dev/null 2>"$d/client.err" ||
+            { echo "writer_cycle: $setting round $r: $(head -c 200 "$d/client.err")" >&2; stop_server "$SVC" "$srv_pid"; return; }
+    fi
     read -r _ w <<<"$(writer_cpu "$srv_pid")"
-    stop_server redis "$srv_pid"; roots=()
+    stop_server "$SVC" "$srv_pid"; roots=()
     # "OK path (N blocks, M events)", one line a segment
     read -r blocks events <<<"$("$DECODE" check "$d/trace" | awk '/^OK/ {b += substr($3, 2); e += $5} END {print b + 0, e + 0}')"
     printf '%s\t%s\t%s\t%s\t%s\n' "$setting" "$r" "$w" "$blocks" "$events" >>"$tmp/runs.tsv"
 }
 
-SERVICES=(redis)
+SERVICES=("$SVC")
 PAIRS=(); for s in "${SETTINGS[@]}"; do PAIRS+=(":$s"); done
 run_pair_rounds "$tmp/runs.tsv" # every setting once a round; load0, load1, took
 [ ${#have[@]} -gt 0 ] || exit 2
 
-python3 - "$tmp/runs.tsv" "$ROUNDS" "$RATE" "$LSECS" "$load0" "$load1" "$took" <<'PY'
+python3 - "$tmp/runs.tsv" "$ROUNDS" "$RATE" "$LSECS" "$load0" "$load1" "$took" "$SVC" <<'PY'
 import sys, statistics as st
-path, rounds, rate, secs, load0, load1, took = sys.argv[1:8]
+path, rounds, rate, secs, load0, load1, took, svc = sys.argv[1:9]
 runs = {}
 for l in open(path):
     s, r, w, b, e = l.rstrip("\n").split("\t")
     if int(b) and int(e):
         runs.setdefault(s, {})[r] = (int(w), int(b), int(e))
-print("## The writer's CPU per block and per event (redis at %s requests/s, median of %s rounds)" % (rate, rounds))
+print("## The writer's CPU per block and per event (%s at %s requests/s, median of %s rounds)" % (svc, rate, rounds))
 print()
-print("redis alone on CPU 0 under the agent with each setting in turn, round by round; bench/latency on CPU 1, "
-      "%s s of load. Writer ns: on-CPU ns of the dial9-writer thread (schedstat) from its start to the end of "
-      "the load; blocks and events: `dial9-decode check` of the trace. Load average %s at the start, %s at the "
-      "end; %s s in all." % (secs, load0, load1, took))
+print("%s alone on CPU 0 under the agent with each setting in turn, round by round; bench/latency on CPU 1, "
+      "%s s of load (at a rate of 0, %s s idle). Writer ns: on-CPU ns of the dial9-writer threads of its "
+      "processes (schedstat) from their start to the end of the load; blocks and events: `dial9-decode check` "
+      "of the trace. Load average %s at the start, %s at the end; %s s in all." % (svc, secs, secs, load0, load1,
+                                                                                  took))
+
 print()
-print("| setting | writer ms | blocks | events | events/block | writer ns/event (range) | writer us/block | "
-      "writer ns/event, ratio to the first setting's in its round (range) |")
-print("|---|---|---|---|---|---|---|---|")
+reqs = int(rate) * float(secs) # sent by bench/latency, the same in every run
+print("| setting | writer ms | writer us a request | blocks | events | events/block | writer ns/event (range) | "
+      "writer us/block | writer ns/event, ratio to the first setting's in its round (range) |")
+print("|---|---|---|---|---|---|---|---|---|")
 pts = []
 first = {r: x[0] / x[2] for r, x in runs[next(iter(runs))].items()}
 for s, rs in runs.items():
@@ -84,9 +105,9 @@ for s, rs in runs.items():
     per = [x[0] / x[2] for x in v]
     ratio = [x[0] / x[2] / first[r] for r, x in rs.items() if r in first]
     pts.append((w, b, e))
-    print("| %s | %.2f | %d | %d | %d | %.1f (%.1f-%.1f) | %.1f | %.3f (%.3f-%.3f) |" % (
-        s, w / 1e6, b, e, e / b, st.median(per), min(per), max(per), w / b / 1e3, st.median(ratio), min(ratio),
-        max(ratio)))
+    print("| %s | %.2f | %s | %d | %d | %d | %.1f (%.1f-%.1f) | %.1f | %.3f (%.3f-%.3f) |" % (
+        s, w / 1e6, "%.3f" % (w / 1e3 / reqs) if reqs else "-", b, e, e / b, st.median(per), min(per), max(per),
+        w / b / 1e3, st.median(ratio), min(ratio), max(ratio)))
 print()
 # The events are the same in every setting (same rate and time), so what one
 # setting costs more than the previous, over the blocks it makes more, is
