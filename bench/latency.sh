@@ -51,11 +51,6 @@ trap 'exit 130' INT TERM
 CLIENT=$BUILD/bench/latency
 [ -f "$AGENT" ] && [ -x "$CLIENT" ] || { echo "latency: build first (make BUILD=$BUILD all)" >&2; exit 2; }
 
-rate_of() { local v="BENCH_LAT_RATE_$1" d; case $1 in redis | memcached) d=10000 ;; nginx) d=2000 ;; tokio) d=4000 ;; *) d=1000 ;; esac; echo "${!v:-$d}"; }
-target_of() { # SVC: the client's protocol and path
-    case $1 in redis) echo redis ;; memcached) echo memcache ;; nginx) echo "http /aio/file.bin" ;; *) echo "http /" ;; esac
-}
-
 # run_pair SVC A B ROUND: appends "svc pair round", for A then B "sent late
 # p50 p99 p999 max" (us), then the on-CPU ns of A's and B's process trees
 # and of B's dial9-writer threads over the client's run, to runs.tsv.

@@ -1,6 +1,8 @@
 # bench/services_lib.sh - the real services of the benchmarks and how to
-# start, load and watch them; sourced by bench/services.sh (interleaved
-# A/B rounds) and bench/paired.sh (A and B at the same time).
+# start, load and watch them; sourced by the service benchmarks:
+# bench/services.sh (interleaved A/B rounds), bench/paired.sh (A and B at the
+# same time), bench/latency.sh (both at a fixed rate), bench/writer_cycle.sh,
+# and the build comparisons that run them (knockout.sh, variant.sh).
 # Needs ROOT (the source tree) and tmp (a scratch dir) set by the caller.
 # LOAD_SHARE=2 halves each load generator's threads and connections: two
 # loads run side by side, one per server, and together match one load.
@@ -11,6 +13,13 @@ SECS=${BENCH_SECS:-5}
 REDIS_N=${BENCH_REDIS_N:-100000}
 LOAD_SHARE=${LOAD_SHARE:-1}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A service under bench/latency's fixed rate (latency.sh, writer_cycle.sh):
+# rate_of SVC prints its rate in requests/s (BENCH_LAT_RATE_<SVC>, else the
+# default latency.sh explains); target_of SVC the client's protocol and path.
+rate_of() { local v="BENCH_LAT_RATE_$1" d; case $1 in redis | memcached) d=10000 ;; nginx) d=2000 ;; tokio) d=4000 ;; *) d=1000 ;; esac; echo "${!v:-$d}"; }
+target_of() {
+    case $1 in redis) echo redis ;; memcached) echo memcache ;; nginx) echo "http /aio/file.bin" ;; *) echo "http /" ;; esac
+}
 
 # ---- the services: start_SVC PORT DIR execs the server through "${PRE[@]}" (in a
 # subshell pinned to CPU 0);

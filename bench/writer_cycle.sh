@@ -29,20 +29,13 @@ ROUNDS=${BENCH_ROUNDS:-3}
 LSECS=${BENCH_LAT_SECS:-8}
 CONNS=${BENCH_LAT_CONNS:-64}
 SVC=${BENCH_WC_SERVICE:-redis}
-case $SVC in
-redis) TARGET=(redis) dflt=10000 ;;
-memcached) TARGET=(memcache) dflt=10000 ;;
-nginx) TARGET=(http) PATH_ARG=/aio/file.bin dflt=2000 ;;
-tokio) TARGET=(http) PATH_ARG=/ dflt=4000 ;;
-node) TARGET=(http) PATH_ARG=/ dflt=1000 ;;
-*) echo "writer_cycle: unknown service $SVC" >&2; exit 2 ;;
-esac
-rate_var=BENCH_LAT_RATE_$SVC
-RATE=${!rate_var:-$dflt}
+case $SVC in redis | memcached | nginx | tokio | node) ;; *) echo "writer_cycle: unknown service $SVC" >&2; exit 2 ;; esac
 SETTINGS=("$@"); [ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=(DIAL9_FLUSH_MS=250 DIAL9_FLUSH_MS=20 DIAL9_FLUSH_MS=5)
 
 tmp=$(mktemp -d /tmp/d9wcycle.XXXXXX)
-. "$ROOT/bench/services_lib.sh" # BUILD, AGENT, start_server, writer_cpu
+. "$ROOT/bench/services_lib.sh" # BUILD, AGENT, start_server, writer_cpu, rate_of, target_of
+RATE=$(rate_of "$SVC")
+read -r -a TARGET <<<"$(target_of "$SVC")" # protocol, then the path for http
 roots=()
 trap pair_cleanup EXIT
 trap 'exit 130' INT TERM
@@ -61,7 +54,7 @@ run_pair() {
     if [ "$RATE" = 0 ]; then
         sleep "$LSECS"
     else
-        timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "${TARGET[@]}" "$port" "$RATE" "$LSECS" "$CONNS" ${PATH_ARG:-} >/dev/null 2>"$d/client.err" ||
+        timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "${TARGET[0]}" "$port" "$RATE" "$LSECS" "$CONNS" "${TARGET[@]:1}" >/dev/null 2>"$d/client.err" ||
             { echo "writer_cycle: $setting round $r: $(head -c 200 "$d/client.err")" >&2; stop_server "$SVC" "$srv_pid"; return; }
     fi
     read -r _ w <<<"$(writer_cpu "$srv_pid")"
@@ -91,7 +84,6 @@ print("%s alone on CPU 0 under the agent with each setting in turn, round by rou
       "processes (schedstat) from their start to the end of the load; blocks and events: `dial9-decode check` "
       "of the trace. Load average %s at the start, %s at the end; %s s in all." % (svc, secs, secs, load0, load1,
                                                                                   took))
-
 print()
 reqs = int(rate) * float(secs) # sent by bench/latency, the same in every run
 print("| setting | writer ms | writer us a request | blocks | events | events/block | writer ns/event (range) | "
