@@ -29,11 +29,11 @@ ROUNDS=${BENCH_ROUNDS:-3}
 LSECS=${BENCH_LAT_SECS:-8}
 CONNS=${BENCH_LAT_CONNS:-64}
 SVC=${BENCH_WC_SERVICE:-redis}
-case $SVC in redis | memcached | nginx | tokio | node) ;; *) echo "writer_cycle: unknown service $SVC" >&2; exit 2 ;; esac
 SETTINGS=("$@"); [ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=(DIAL9_FLUSH_MS=250 DIAL9_FLUSH_MS=20 DIAL9_FLUSH_MS=5)
 
 tmp=$(mktemp -d /tmp/d9wcycle.XXXXXX)
 . "$ROOT/bench/services_lib.sh" # BUILD, AGENT, start_server, writer_cpu, rate_of, target_of
+declare -F "start_$SVC" >/dev/null || { echo "writer_cycle: unknown service $SVC" >&2; rm -rf "$tmp"; exit 2; }
 RATE=$(rate_of "$SVC")
 read -r -a TARGET <<<"$(target_of "$SVC")" # protocol, then the path for http
 roots=()
