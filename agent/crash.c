@@ -25,6 +25,7 @@
 #include "flight.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "safe_load.h"
 #include "segment.h"
 #include "sigchain.h"
 
@@ -35,6 +36,7 @@
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
 static _Atomic int crashed, dump_done;
+static int dumps_on; /* DIAL9_CRASH_DUMP, and its buffers mapped */
 
 /* Mapped at init. */
 static uint8_t *raw, *out, *hdr, *stack_top;
@@ -270,11 +272,19 @@ static void call_on_stack(void (*fn)(int), int arg, uint8_t *top)
 }
 #endif
 
+static int fault_sig(int sig) { return sig == SIGSEGV || sig == SIGBUS; }
+
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
+    /* A hook's load of a timeout the kernel would refuse (safe_load.h):
+     * not a crash, the hook goes on. si_code > 0: sent by the kernel. */
+    if (fault_sig(sig) && si && si->si_code > 0 && d9_safe_load_fixup(uc))
+        return;
     int saved = errno;
     d9_busy++;
-    if (d9_in_vfork) {
+    if (!dumps_on) {
+        /* Installed for safe loads only: nothing to write. */
+    } else if (d9_in_vfork) {
         /* A vfork child (an abort after a failed exec): the rings, the
          * flags and the chain here are its parent's. No dump; the action
          * goes back in the child's own kernel table only (release). */
@@ -295,6 +305,8 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
      * (the signal is blocked until then). The kernel runs the program's
      * handler with its own flags and mask; a fault re-executes after it
      * returns, exactly as without the agent. */
+    if (fault_sig(sig) && !d9_in_vfork) /* the flag is the parent's too in a vfork child */
+        __atomic_store_n(&d9_safe_load_armed, 0, __ATOMIC_RELAXED);
     d9_sigchain_release(sig);
     pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
     if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
@@ -305,10 +317,9 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 
 /* ---- Init ------------------------------------------------------------- */
 
-int d9_crash_init(const struct d9_config *c)
+/* The dump's buffers and facts. 0, or -1 after logging. */
+static int map_dump_buffers(const struct d9_config *c)
 {
-    if (!c->crash_dump)
-        return 0;
     max_threads = c->max_threads;
     out_cap = d9_block_bound(D9_BLOCK_RAW);
     hdr_cap = 16384 + D9_CMDLINE_MAX + PATH_MAX + (size_t)max_threads * 24;
@@ -325,9 +336,26 @@ int d9_crash_init(const struct d9_config *c)
         return -1;
     }
     d9_seg_facts(&facts);
+    return 0;
+}
+
+int d9_crash_init(const struct d9_config *c)
+{
+    int rc = 0;
+    if (c->crash_dump) {
+        rc = map_dump_buffers(c);
+        dumps_on = rc == 0;
+    }
+    /* Without dumps, SIGSEGV and SIGBUS are still taken for the safe loads;
+     * any other fault goes back to the program at once, as below. */
     sigset_t all;
     sigfillset(&all); /* nothing else runs on this thread meanwhile */
-    for (size_t i = 0; i < NCRASH; i++) /* ignored stays ignored (SIGABRT from abort() still ends the process) */
-        d9_sigchain_install(crash_signals[i], on_crash, SA_ONSTACK, &all, 1);
-    return 0;
+    int armed = 0;
+    for (size_t i = 0; i < NCRASH; i++) { /* ignored stays ignored (SIGABRT from abort() still ends the process) */
+        int sig = crash_signals[i];
+        if ((dumps_on || fault_sig(sig)) && d9_sigchain_install(sig, on_crash, SA_ONSTACK, &all, 1) == 1)
+            armed += fault_sig(sig);
+    }
+    __atomic_store_n(&d9_safe_load_armed, armed == 2, __ATOMIC_RELAXED);
+    return rc;
 }

@@ -12,7 +12,9 @@
 
 /* Maps the crash handler's own buffers, reads the process facts its
  * header needs, and installs the handlers. 0, or -1 after logging (the
- * agent records anyway, without crash dumps). */
+ * agent records anyway, without crash dumps). Without dumps (the setting,
+ * or that failure) the handler still takes SIGSEGV and SIGBUS, for the
+ * hooks' safe loads (safe_load.h), and arms them. */
 int d9_crash_init(const struct d9_config *c);
 
 /* Inserts a TLV before the crc of a header built by d9_header_build

@@ -23,21 +23,17 @@ static inline int64_t ms_ns(int ms)
     return ms < 0 ? -1 : (int64_t)ms * 1000000;
 }
 
+/* select's timeval, as d9_ts_ns and d9_ts_zero a timespec. */
 static inline int64_t tv_ns(const struct timeval *tv)
 {
-    if (!d9_ptr_ok(tv))
-        return -1;
-    if (tv->tv_sec < 0)
-        return 0;
-    if (tv->tv_sec >= INT64_MAX / 1000000000 - 1)
-        return INT64_MAX;
-    int64_t ns = (int64_t)tv->tv_sec * 1000000000 + (int64_t)tv->tv_usec * 1000;
-    return ns < 0 ? 0 : ns;
+    int64_t w[2];
+    return d9_load16(tv, w) ? d9_span_ns(w[0], w[1], 1000) : -1;
 }
 
 static inline int tv_zero(const struct timeval *tv)
 {
-    return d9_ptr_ok(tv) && tv->tv_sec == 0 && tv->tv_usec == 0;
+    int64_t w[2];
+    return d9_load16(tv, w) && w[0] == 0 && w[1] == 0;
 }
 
 /* Every interposer here reports -1/errno. */

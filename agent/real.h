@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "safe_load.h"
 
 /* X(return type, name, (parameter types), symbol version or NULL).
  * Versioned entries use dlvsym (falling back to dlsym) so we call the same
@@ -331,26 +332,23 @@ static inline void d9_slow_end(struct d9_timed t, uint8_t call, int fd, unsigned
         d9_slow_record(t.t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
 }
 
-/* A user pointer we may read before the real call validates it. We cannot
- * probe without a syscall; this rejects NULL-ish and kernel addresses, which
- * is how hosts and tests pass deliberately bad pointers. */
-static inline int d9_ptr_ok(const void *p)
+/* (seconds, a count of unit_ns) -> ns, clamped to [0, INT64_MAX]. */
+static inline int64_t d9_span_ns(int64_t sec, int64_t sub, int64_t unit_ns)
 {
-    uintptr_t a = (uintptr_t)p;
-    return a >= 4096 && a < ((uintptr_t)1 << 47);
+    if (sec < 0)
+        return 0;
+    if (sec >= INT64_MAX / 1000000000 - 1)
+        return INT64_MAX;
+    int64_t ns = sec * 1000000000 + sub * unit_ns;
+    return ns < 0 ? 0 : ns;
 }
 
-/* timespec -> ns, clamped to [0, INT64_MAX]; -1 (infinite) for NULL/bad. */
+/* A timespec the program passed to a call -> ns, clamped to [0, INT64_MAX];
+ * -1 (infinite) for NULL or a pointer the kernel will refuse (safe_load.h). */
 static inline int64_t d9_ts_ns(const struct timespec *ts)
 {
-    if (!d9_ptr_ok(ts))
-        return -1;
-    if (ts->tv_sec < 0)
-        return 0;
-    if (ts->tv_sec >= INT64_MAX / 1000000000 - 1)
-        return INT64_MAX;
-    int64_t ns = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-    return ns < 0 ? 0 : ns;
+    int64_t w[2];
+    return d9_load16(ts, w) ? d9_span_ns(w[0], w[1], 1) : -1;
 }
 
 /* A PARK's timeout for an absolute deadline on clock clk. On CLOCK_MONOTONIC
@@ -377,7 +375,8 @@ static inline int64_t d9_abs_tmo(clockid_t clk, const struct timespec *abs)
 
 static inline int d9_ts_zero(const struct timespec *ts)
 {
-    return d9_ptr_ok(ts) && ts->tv_sec == 0 && ts->tv_nsec == 0;
+    int64_t w[2];
+    return d9_load16(ts, w) && w[0] == 0 && w[1] == 0;
 }
 
 #endif

@@ -82,4 +82,17 @@ d9_wait_exit "$pid" 30
 d9_assert_check "$D9_TMP/stale/crash_after.$pid.2"
 got=$("$D9_DECODER" events --json "$D9_TMP/stale/crash_after.$pid.2" | grep -c '"type":"wake"' || true)
 [ "$got" -eq 200 ] || d9_fail "stale dir: $got of 200 wakes in the dump"
-d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained; a stale directory of the same pid left alone"
+
+# DIAL9_CRASH_DUMP=0: the agent still takes SIGSEGV and SIGBUS (for its
+# safe loads, agent/safe_load.h) but writes no dump, and each crash ends
+# as without the agent, a program's own handler included.
+for how in segv abort handler exit; do
+    plain=0
+    "$D9_PROGS/crash_after" "$how" 2 100 2>"$D9_TMP/plain.err" || plain=$?
+    rc=0
+    DIAL9_CRASH_DUMP=0 d9_run_traced "$D9_TMP/nodump-$how" "$D9_PROGS/crash_after" "$how" 2 100 2>"$D9_TMP/err" || rc=$?
+    [ "$rc" -eq "$plain" ] || d9_fail "no dumps, $how: exit status $rc, without the agent $plain"
+    [ "$how" != handler ] || grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "no dumps: the program's SIGSEGV handler did not run"
+    [ -z "$(find "$D9_TMP/nodump-$how" -name 'crash.d9*')" ] || d9_fail "no dumps, $how: a crash dump was written"
+done
+d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained; a stale directory of the same pid left alone; none written with DIAL9_CRASH_DUMP=0, exits unchanged"

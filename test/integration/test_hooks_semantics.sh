@@ -6,7 +6,8 @@
 # plain (the checks are right) and under the agent (the hooks are
 # transparent), running the same number of checks both times; and with the
 # agent loaded but off (DIAL9_ENABLED=0: the hooks only forward, fd table
-# untouched). rt_sigaction: a SCHED_FIFO thread's sigaction must not wait
+# untouched), and under the agent without crash dumps (DIAL9_CRASH_DUMP=0)
+# or with SIGSEGV and SIGBUS ignored (agent/safe_load.h). rt_sigaction: a SCHED_FIFO thread's sigaction must not wait
 # for a thread of lower priority, preempted on its CPU inside the agent's
 # sigaction interposer (a spinning lock made it wait until the kernel's
 # real-time throttling: most of a second). rt_cancel: joining a real-time
@@ -25,9 +26,20 @@ for prog in hooks_semantics cancel_park; do
         d9_fail "$prog fails under the agent: $(cat "$out.agent.out" "$out.agent.err")"
     LD_PRELOAD="$D9_AGENT" DIAL9_ENABLED=0 "$D9_PROGS/$prog" >"$out.off.out" 2>"$out.off.err" ||
         d9_fail "$prog fails with the agent off: $(cat "$out.off.out" "$out.off.err")"
+    # Without crash dumps the agent still catches a fault of its own reads of
+    # timeouts the kernel refuses (test_unmapped_timeouts, agent/safe_load.h).
+    DIAL9_CRASH_DUMP=0 d9_run_traced "$D9_TMP/trace.$prog.nodump" "$D9_PROGS/$prog" >"$out.nodump.out" 2>"$out.nodump.err" ||
+        d9_fail "$prog fails under the agent without crash dumps: $(cat "$out.nodump.out" "$out.nodump.err")"
+    # With SIGSEGV and SIGBUS ignored from the start the agent has no handler
+    # to catch such a fault: it must not read those timeouts at all.
+    (trap '' SEGV BUS && d9_run_traced "$D9_TMP/trace.$prog.ign" "$D9_PROGS/$prog") >"$out.ign.out" 2>"$out.ign.err" ||
+        d9_fail "$prog fails under the agent with SIGSEGV ignored: $(cat "$out.ign.out" "$out.ign.err")"
     plain=$(count "$out.plain.out")
     traced=$(count "$out.agent.out")
     off=$(count "$out.off.out")
+    nodump=$(count "$out.nodump.out")
+    [ "$plain" = "$nodump" ] || d9_fail "$prog: $plain checks plain, ${nodump:-none} without crash dumps"
+    [ "$plain" = "$(count "$out.ign.out")" ] || d9_fail "$prog: $plain checks plain, other with SIGSEGV ignored"
     [ -n "$plain" ] && [ "$plain" -gt 0 ] || d9_fail "$prog: no check count in: $(cat "$out.plain.out")"
     [ "$plain" = "$traced" ] || d9_fail "$prog: $plain checks plain, ${traced:-none} under the agent"
     [ "$plain" = "$off" ] || d9_fail "$prog: $plain checks plain, ${off:-none} with the agent off"
@@ -39,7 +51,7 @@ for prog in hooks_semantics cancel_park; do
         d9_assert_check "$dir"
     done
     [ -d "$dir" ] || d9_fail "$prog: nothing recorded"
-    echo "$prog: $plain checks pass without the agent, under it, and with it off"
+    echo "$prog: $plain checks pass without the agent, under it (with and without crash dumps, with SIGSEGV ignored), and with it off"
 done
 
 # run_rt HOW NAME PROG ARGS...: PROG plain, under the agent or with it off;

@@ -420,6 +420,44 @@ static void test_sem(void)
 
 /* ---- syscall() --------------------------------------------------------- */
 
+/* ---- timeouts at unmapped addresses ------------------------------------
+ * The kernel answers EFAULT; the agent reads each of these timeouts before
+ * the call (for its PARK) and must not crash where it would (agent/safe_load.h).
+ * gone: a page no longer mapped; edge: a timespec whose tv_nsec lies past
+ * the end of a mapping. select, ppoll and pselect are not here: glibc
+ * itself copies their timeout in user space (they crash without the agent
+ * too). */
+static void test_unmapped_timeouts(void)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    if (m == MAP_FAILED)
+        return;
+    CHECK_RET(munmap(m + pg, pg), 0);
+    struct timespec *edge = (struct timespec *)(m + pg - 8);
+    edge->tv_sec = 0; /* readable; tv_nsec is not */
+    char *g = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(g != MAP_FAILED);
+    CHECK_RET(munmap(g, pg), 0);
+    struct timespec *gone = (struct timespec *)g;
+    struct timespec *bad[] = {gone, edge};
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev[2];
+    int word = 0;
+    for (int i = 0; i < 2; i++) {
+        CHECK_ERR(nanosleep(bad[i], NULL), EFAULT);
+        CHECK_RET(clock_nanosleep(CLOCK_MONOTONIC, 0, bad[i], NULL), EFAULT);
+        CHECK_RET(clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, bad[i], NULL), EFAULT);
+        int r2 = epoll_pwait2(ep, ev, 2, bad[i], NULL);
+        CHECK(r2 == -1 && (errno == EFAULT || errno == ENOSYS));
+        CHECK_ERR(sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, bad[i], NULL, 0), EFAULT);
+        CHECK_ERR(sys_futex(&word, FUTEX_WAIT_BITSET_PRIVATE, 0, bad[i], NULL, -1), EFAULT);
+    }
+    close(ep);
+    munmap(m, pg);
+}
+
 static _Atomic int fword;
 
 static void *futex_waiter(void *p)
@@ -1078,6 +1116,7 @@ int main(void)
     test_cond();
     test_sem();
     test_syscall();
+    test_unmapped_timeouts();
     test_eventfd();
     test_files();
     test_sockets();
