@@ -42,8 +42,10 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h agent/*.h decoder/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) $(CFLAGS_EXTRA) -c $< -o $@
 
+# start-stop-visibility: the bounds of safe_load.h's fixup table are the
+# agent's own, hidden (binutils 2.40 makes them protected: bindable).
 $(AGENT): $(AGENT_OBJ)
-	$(CC) -shared -o $@ $^ -Wl,--no-undefined -Wl,-z,now -llz4 -lpthread
+	$(CC) -shared -o $@ $^ -Wl,--no-undefined -Wl,-z,now -Wl,-z,start-stop-visibility=hidden -llz4 -lpthread
 
 $(DECODER): $(DECODER_OBJ)
 	$(CC) -o $@ $^ -llz4 -lm

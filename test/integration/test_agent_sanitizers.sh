@@ -52,7 +52,7 @@ if [ -n "$stale" ]; then
         "$CC" $flags -c "$src" -o "$san/obj/$(basename "$src" .c).o" ||
             d9_fail "cannot compile $src with sanitizers"
     done
-    "$CC" -shared -fsanitize=address,undefined -o "$lib.tmp" "$san"/obj/*.o -llz4 -lpthread ||
+    "$CC" -shared -fsanitize=address,undefined -o "$lib.tmp" "$san"/obj/*.o -Wl,-z,start-stop-visibility=hidden -llz4 -lpthread ||
         d9_fail "cannot link $lib"
     mv "$lib.tmp" "$lib"
 fi

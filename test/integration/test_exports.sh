@@ -7,7 +7,13 @@
 d9_require "$D9_AGENT"
 command -v nm >/dev/null && command -v readelf >/dev/null || d9_fail "binutils is not installed"
 
-names() { nm -D --defined-only "$1" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u; }
+# Defined dynamic symbols another object can bind to: not hidden. (binutils
+# 2.40 leaves the hidden bounds of safe_load.h's fixup table in .dynsym.)
+names() {
+    readelf -W --dyn-syms "$1" |
+        awk '$1 ~ /^[0-9]+:$/ && NF >= 8 && $7 != "UND" && $6 != "HIDDEN" && $6 != "INTERNAL" { sub(/@.*/, "", $8); print $8 }' |
+        sort -u
+}
 
 libc=$(ldd "$D9_AGENT" | awk '$1 == "libc.so.6" { print $3 }')
 [ -f "$libc" ] || d9_fail "cannot find the libc the agent links: $(ldd "$D9_AGENT")"
