@@ -25,16 +25,14 @@ void d9_fd_set(int fd, unsigned kind)
         put(fd, kind & D9_FDK_KIND);
 }
 
-void d9_fd_copy(int fd, int old)
+void d9_fd_copy(int fd, struct d9_fd_copy_of from)
 {
     if (!tracked(fd))
         return;
-    unsigned b = d9_fd_byte(old);
-    if ((b & D9_FDK_KIND) == D9_FD_PIPE)
-        atomic_store_explicit(&d9_fd_peers[fd], atomic_load_explicit(&d9_fd_peers[old], memory_order_relaxed),
-                              memory_order_relaxed);
+    if ((from.byte & D9_FDK_KIND) == D9_FD_PIPE)
+        atomic_store_explicit(&d9_fd_peers[fd], from.peer, memory_order_relaxed);
     /* A copy of a waker write end wakes the same read end. */
-    put(fd, b & ~D9_FDK_NONBLOCK);
+    put(fd, from.byte & ~D9_FDK_NONBLOCK);
 }
 
 void d9_fd_set_pipe(int rd, int wr, int flags)

@@ -46,10 +46,6 @@ static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND;
 
 /* A newly made fd of this kind (flags cleared; close() need not run first). */
 void d9_fd_set(int fd, unsigned kind);
-/* fd is a copy of old (dup*, fcntl F_DUPFD): same kind, pipe peer and
- * flags, but not D9_FDK_NONBLOCK, which is kept by one fd of the open file
- * description alone, so that d9_fd_set_nonblock can find it. */
-void d9_fd_copy(int fd, int old);
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
 /* fcntl(fd, F_SETFL) or ioctl(fd, FIONBIO) made fd's open file description
@@ -70,6 +66,24 @@ static inline int d9_fd_peer(int fd)
 {
     return (unsigned)fd < D9_FD_MAX ? atomic_load_explicit(&d9_fd_peers[fd], memory_order_relaxed) : -1;
 }
+/* What a copy of an fd inherits: its kind byte and pipe peer, read before
+ * the call that copies it (after it, another thread may close that fd). */
+struct d9_fd_copy_of {
+    unsigned byte;
+    int32_t peer;
+};
+static inline struct d9_fd_copy_of d9_fd_copy_read(int old)
+{
+    struct d9_fd_copy_of c = {d9_fd_byte(old), -1};
+    if ((c.byte & D9_FDK_KIND) == D9_FD_PIPE)
+        c.peer = d9_fd_peer(old);
+    return c;
+}
+/* fd is a copy (dup*, fcntl F_DUPFD) of the fd `from` was read of: same
+ * kind, pipe peer and flags, but not D9_FDK_NONBLOCK, which is kept by one
+ * fd of the open file description alone, so that d9_fd_set_nonblock can
+ * find it. */
+void d9_fd_copy(int fd, struct d9_fd_copy_of from);
 /* fd is being closed: forget it, and stop treating its pipe peer as a waker. */
 void d9_fd_forget(int fd);
 /* Forget fds first..last inclusive (close_range). */

@@ -46,10 +46,10 @@ static inline void tbl_set(int fd, unsigned kind)
         d9_fd_set(fd, kind);
 }
 
-static inline void tbl_copy(int fd, int old)
+static inline void tbl_copy(int fd, struct d9_fd_copy_of from)
 {
     if (!fds_untouched())
-        d9_fd_copy(fd, old);
+        d9_fd_copy(fd, from);
 }
 
 /* F_SETFL or FIONBIO succeeded. A clear is kept even in a vfork child: it
@@ -236,17 +236,19 @@ D9_EXPORT int epoll_create1(int flags)
 
 /* ---- copies ------------------------------------------------------------ */
 
-/* ret = expr, a copy of old on fd number ret; timed as call. The kind is
- * read before the call: after it, old may be closed by another thread. */
+/* ret = expr, a copy of old on fd number ret; timed as call. What the copy
+ * inherits is read before the call: after it, old may be closed by another
+ * thread. */
 #define D9_DUP_BODY(name, call, old, new, args, copy_cond)                     \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
-    unsigned kind_ = d9_fd_kind(old);                                          \
+    struct d9_fd_copy_of from_ = d9_fd_copy_read(old);                         \
+    unsigned kind_ = from_.byte & D9_FDK_KIND;                                 \
     int begun_ = (copy_cond) ? closing(new) : 0; /* replaced: closed by the kernel */ \
     struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_ args;                                                     \
     closed(begun_);                                                            \
     if (ret_ >= 0 && (copy_cond))                                              \
-        tbl_copy(ret_, old);                                                   \
+        tbl_copy(ret_, from_);                                                 \
     if (ret_ == 2 && (copy_cond) && !fds_untouched())                          \
         d9_log_stderr(1); /* a file put on stderr's number on purpose */      \
     d9_slow_end(t0_, call, old, kind_);                                        \
@@ -270,10 +272,13 @@ D9_EXPORT int dup3(int old, int new, int flags)
 
 /* fcntl's third argument is an int or a pointer depending on cmd; glibc
  * itself reads it as a pointer-sized value, which passes either through. */
-static inline int fcntl_done(int ret, int fd, int cmd, void *arg)
+static inline int fcntl_dups(int cmd) { return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC; }
+
+/* from: read before the call when it copies fd (fcntl_dups). */
+static inline int fcntl_done(int ret, int fd, int cmd, void *arg, struct d9_fd_copy_of from)
 {
-    if (ret >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-        tbl_copy(ret, fd);
+    if (ret >= 0 && fcntl_dups(cmd))
+        tbl_copy(ret, from);
     else if (ret == 0 && cmd == F_SETFL)
         tbl_nonblock(fd, ((intptr_t)arg & O_NONBLOCK) != 0);
     return ret;
@@ -285,7 +290,10 @@ static inline int fcntl_done(int ret, int fd, int cmd, void *arg)
     va_start(ap_, cmd);                                                        \
     void *arg_ = va_arg(ap_, void *);                                          \
     va_end(ap_);                                                               \
-    return fcntl_done(real_(fd, cmd, arg_), fd, cmd, arg_)
+    struct d9_fd_copy_of from_ = {0, -1};                                      \
+    if (fcntl_dups(cmd))                                                       \
+        from_ = d9_fd_copy_read(fd);                                           \
+    return fcntl_done(real_(fd, cmd, arg_), fd, cmd, arg_, from_)
 
 D9_EXPORT int fcntl(int fd, int cmd, ...)
 {
