@@ -6,14 +6,16 @@
  * syscall(), glibc hands the pointer to the kernel as it is, and the kernel
  * answers EFAULT when it is unmapped; a plain load there would crash the
  * program instead. (glibc copies select's, ppoll's and pselect's timeouts
- * itself, and the timed condition-variable and semaphore waits check theirs
- * first: all these read theirs through here too, one way for every hook.) So the load is one instruction with an entry
- * in a fixup table (section d9_load_fixups: where it may fault, where to
- * go on), as the kernel's own user copies do. The agent's SIGSEGV/SIGBUS
- * handler (crash.c) looks the faulting instruction up there first and, if
- * it is one of these, resumes at its fixup: the load reports failure and
- * the call goes on to get its EFAULT. No system call, no branch more than a
- * plain load when nothing faults.
+ * itself, and the timed condition-variable and semaphore waits check
+ * theirs first; they are read through here too, one way for every hook.)
+ *
+ * So each of the two 8-byte loads has an entry in a fixup table (section
+ * d9_load_fixups: where it may fault, where to go on), as the kernel's own
+ * user copies do. The agent's SIGSEGV/SIGBUS handler (crash.c) looks the
+ * faulting instruction up there first and, if it is one of these, resumes
+ * at its fixup: the load reports failure and the call goes on to get its
+ * EFAULT. When nothing faults it costs a flag test more than plain loads,
+ * and no system call.
  *
  * When the handler is not in the kernel (SIGSEGV or SIGBUS was ignored at
  * start-up, or was handed back after a fault the program handled itself:
@@ -24,15 +26,13 @@
 
 #include <stdint.h>
 
-#define D9_HIDDEN_ __attribute__((visibility("hidden")))
-
 /* 1 while the agent's handler catches both SIGSEGV and SIGBUS (crash.c). */
-extern int d9_safe_load_armed D9_HIDDEN_;
+extern int d9_safe_load_armed __attribute__((visibility("hidden")));
 
 /* From the agent's SIGSEGV/SIGBUS handler (async-signal-safe): when the
  * faulting instruction of uc (a ucontext_t) is a safe load, moves it to its
  * fixup and returns 1; else 0. */
-int d9_safe_load_fixup(void *uc) D9_HIDDEN_;
+int d9_safe_load_fixup(void *uc) __attribute__((visibility("hidden")));
 
 /* A user pointer we may read before the real call validates it: rejects
  * NULL-ish and kernel addresses without a load. */
@@ -75,5 +75,4 @@ fault:
 #endif
 }
 
-#undef D9_HIDDEN_
 #endif
