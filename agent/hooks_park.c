@@ -23,19 +23,6 @@ static inline int64_t ms_ns(int ms)
     return ms < 0 ? -1 : (int64_t)ms * 1000000;
 }
 
-/* select's timeval, as d9_ts_ns and d9_ts_zero a timespec. */
-static inline int64_t tv_ns(const struct timeval *tv)
-{
-    int64_t w[2];
-    return d9_load16(tv, w) ? d9_span_ns(w[0], w[1], 1000) : -1;
-}
-
-static inline int tv_zero(const struct timeval *tv)
-{
-    int64_t w[2];
-    return d9_load16(tv, w) && w[0] == 0 && w[1] == 0;
-}
-
 /* Every interposer here reports -1/errno. */
 #define D9_POLL_BODY(name, call, target, nowait, tmo, args)                    \
     D9_PARK_BODY(name, call, target, nowait, tmo, args, D9_RES_ERRNO, -1)
@@ -210,7 +197,7 @@ D9_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t
 
 D9_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-    D9_POLL_BODY(select, D9_CALL_SELECT, 0, tv_zero(tv), tv_ns(tv), (n, r, w, e, tv));
+    D9_POLL_BODY(select, D9_CALL_SELECT, 0, d9_timeout_zero(tv), d9_timeout_ns(tv, 1000), (n, r, w, e, tv));
 }
 
 D9_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,

@@ -332,24 +332,31 @@ static inline void d9_slow_end(struct d9_timed t, uint8_t call, int fd, unsigned
         d9_slow_record(t.t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
 }
 
-/* (seconds, a count of unit_ns) -> ns, clamped to [0, INT64_MAX]. */
-static inline int64_t d9_span_ns(int64_t sec, int64_t sub, int64_t unit_ns)
+/* A timeout the program passed to a call, as (seconds, a count of unit_ns)
+ * at p: a timespec (unit 1) or a timeval (unit 1000). ns, clamped to
+ * [0, INT64_MAX]; -1 (infinite) for NULL or a pointer the kernel will
+ * refuse (safe_load.h). */
+static inline int64_t d9_timeout_ns(const void *p, int64_t unit_ns)
 {
-    if (sec < 0)
+    int64_t w[2];
+    if (!d9_load16(p, w))
+        return -1;
+    if (w[0] < 0)
         return 0;
-    if (sec >= INT64_MAX / 1000000000 - 1)
+    if (w[0] >= INT64_MAX / 1000000000 - 1)
         return INT64_MAX;
-    int64_t ns = sec * 1000000000 + sub * unit_ns;
+    int64_t ns = w[0] * 1000000000 + w[1] * unit_ns;
     return ns < 0 ? 0 : ns;
 }
 
-/* A timespec the program passed to a call -> ns, clamped to [0, INT64_MAX];
- * -1 (infinite) for NULL or a pointer the kernel will refuse (safe_load.h). */
-static inline int64_t d9_ts_ns(const struct timespec *ts)
+/* 1 when the timeout at p (a timespec or timeval) is readable and zero. */
+static inline int d9_timeout_zero(const void *p)
 {
     int64_t w[2];
-    return d9_load16(ts, w) ? d9_span_ns(w[0], w[1], 1) : -1;
+    return d9_load16(p, w) && w[0] == 0 && w[1] == 0;
 }
+
+static inline int64_t d9_ts_ns(const struct timespec *ts) { return d9_timeout_ns(ts, 1); }
 
 /* A PARK's timeout for an absolute deadline on clock clk. On CLOCK_MONOTONIC
  * or CLOCK_REALTIME, the deadline itself, tagged (clock.h): the writer
@@ -373,10 +380,6 @@ static inline int64_t d9_abs_tmo(clockid_t clk, const struct timespec *abs)
     return rel < 0 ? 0 : rel;
 }
 
-static inline int d9_ts_zero(const struct timespec *ts)
-{
-    int64_t w[2];
-    return d9_load16(ts, w) && w[0] == 0 && w[1] == 0;
-}
+static inline int d9_ts_zero(const struct timespec *ts) { return d9_timeout_zero(ts); }
 
 #endif
