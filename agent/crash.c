@@ -25,6 +25,7 @@
 #include "flight.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "real.h"
 #include "safe_load.h"
 #include "segment.h"
 #include "sigchain.h"
@@ -146,11 +147,14 @@ static int put(int fd, uint32_t tid, const struct d9_raw_event *ev)
     return 0; /* does not encode: skipped */
 }
 
-/* Every slot's published events, without taking them (the writer is the
- * consumer). They are one run of used entries (ring.h); a writer stopped
- * mid-pop has freed the first of them before it moved its tail, so the
- * scan steps over free entries up to the run, a ring's length at most. */
-static int write_rings(int fd)
+/* Every slot's published events. They are one run of used entries
+ * (ring.h); a writer stopped mid-pop has freed the first of them before it
+ * moved its tail, so the scan steps over free entries up to the run, a
+ * ring's length at most. take: the writer is idle (quiesced), so the dump
+ * is the consumer and frees what it wrote; the writer's drain at an exit
+ * after the dump (a program's handler that calls exit) then does not
+ * write them twice. Otherwise they are left to the writer. */
+static int write_rings(int fd, int take)
 {
     struct d9_clock_line line = d9_clock_line_now(); /* the writer's may be mid-update */
     for (uint32_t i = 0, n = d9_slot_limit(); i < n; i++) {
@@ -162,17 +166,41 @@ static int write_rings(int fd)
         while (t < end && !d9_ring_entry_used(&s->ring.buf[t & s->ring.mask]))
             t++;
         for (; t < end && d9_ring_entry_used(&s->ring.buf[t & s->ring.mask]); t++) {
-            struct d9_raw_event ev = s->ring.buf[t & s->ring.mask];
+            struct d9_raw_event *e = &s->ring.buf[t & s->ring.mask], ev = *e;
             d9_clock_event_on(&line, &ev);
             if (put(fd, s->tid, &ev) < 0)
                 return -1;
+            if (take)
+                d9_ring_free(e);
         }
+        if (take)
+            atomic_store_explicit(&s->ring.tail, t, memory_order_release);
         d9_enc_end_chunk(&enc);
     }
     return flush(fd);
 }
 
-static size_t build_header(int sig)
+/* Why a dump is written, in the one int call_on_stack passes: the signal,
+ * the fault whose handler (the program's) it came from, and whether that
+ * handler exited. */
+#define D9_WHY(sig, fault, exited) ((sig) | (fault) << 8 | (exited) << 16)
+#define D9_WHY_SIG(w) ((w)&0xff)
+#define D9_WHY_FAULT(w) (((w) >> 8) & 0xff)
+#define D9_WHY_EXITED(w) ((w) >> 16)
+
+static size_t put_signal(char *p, size_t at, size_t cap, int sig)
+{
+    at = put_str(p, at, cap, "signal ");
+    at = put_uint(p, at, cap, (uint64_t)sig);
+    at = put_str(p, at, cap, " (");
+    at = put_str(p, at, cap, signame(sig));
+    return put_str(p, at, cap, ")");
+}
+
+/* The reason: "crash: signal 6 (SIGABRT)", "... in the program's handler of
+ * signal 11 (SIGSEGV)" (a runtime's stack overflow report that aborts),
+ * "...; the program's handler exited". */
+static size_t build_header(int why)
 {
     struct d9_header_info h = {.pid = (uint32_t)syscall(SYS_getpid), .seq = UINT32_MAX, .exe = facts.exe,
                                .hostname = facts.hostname, .clock = "monotonic", .agent_version = D9_AGENT_VERSION,
@@ -193,17 +221,19 @@ static size_t build_header(int sig)
         h.nthreads++;
     }
     size_t len = d9_header_build(hdr, hdr_cap, &h);
-    char reason[64];
-    size_t rl = put_str(reason, 0, sizeof(reason), "crash: signal ");
-    rl = put_uint(reason, rl, sizeof(reason), (uint64_t)sig);
-    rl = put_str(reason, rl, sizeof(reason), " (");
-    rl = put_str(reason, rl, sizeof(reason), signame(sig));
-    rl = put_str(reason, rl, sizeof(reason), ")");
+    char reason[128];
+    size_t rl = put_signal(reason, put_str(reason, 0, sizeof(reason), "crash: "), sizeof(reason), D9_WHY_SIG(why));
+    if (D9_WHY_FAULT(why))
+        rl = put_signal(reason, put_str(reason, rl, sizeof(reason), " in the program's handler of "), sizeof(reason),
+                        D9_WHY_FAULT(why));
+    if (D9_WHY_EXITED(why))
+        rl = put_str(reason, rl, sizeof(reason), "; the program's handler exited");
     return len ? d9_header_add_tlv(hdr, len, hdr_cap, D9_TLV_DUMP_REASON, reason, (uint32_t)rl) : 0;
 }
 
-/* Writes <process dir>/crash.d9.open, renamed crash.d9 once complete. */
-static void write_crash(int sig)
+/* Writes <process dir>/crash.d9.open, renamed crash.d9 once complete.
+ * why: D9_WHY. */
+static void write_crash(int why)
 {
     if (!atomic_load(&d9_recording) || d9_seg_failed())
         return;
@@ -221,10 +251,12 @@ static void write_crash(int sig)
             n = put_uint(open_path, put_str(open_path, base, sizeof(open_path), "."), sizeof(open_path),
                          (uint64_t)i + 1);
         }
+        if (idle) /* the writer's segments, if the process goes on (an exit), go beside it */
+            d9_seg_dir_adopt(open_path);
     }
     put_str(path, put_str(path, 0, sizeof(path), open_path), sizeof(path), "/crash.d9");
     put_str(open_path, n, sizeof(open_path), "/crash.d9.open");
-    size_t hl = build_header(sig);
+    size_t hl = build_header(why);
     int fd = (int)syscall(SYS_openat, AT_FDCWD, open_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
@@ -241,7 +273,7 @@ static void write_crash(int sig)
     if (pending)
         rc = write_all(fd, out, pending);
     if (rc == 0)
-        rc = write_rings(fd);
+        rc = write_rings(fd, idle);
     syscall(SYS_close, fd);
     if (rc == 0) /* never over another crash.d9: it stays .open then (the decoder reads both) */
         syscall(SYS_renameat2, AT_FDCWD, open_path, AT_FDCWD, path, RENAME_NOREPLACE);
@@ -274,37 +306,106 @@ static void call_on_stack(void (*fn)(int), int arg, uint8_t *top)
 
 static int fault_sig(int sig) { return sig == SIGSEGV || sig == SIGBUS; }
 
+/* Writes the dump once per process: a second crashing thread waits for the
+ * first one's, so that its signal does not end the process meanwhile. */
+static void dump_once(int why)
+{
+    if (!dumps_on) {
+        /* Installed for safe loads only: nothing to write. */
+    } else if (d9_in_vfork) {
+        /* A vfork child (an abort after a failed exec): the rings, the
+         * flags and the chain here are its parent's. No dump. */
+    } else if (!atomic_exchange(&crashed, 1)) {
+        call_on_stack(write_crash, why, stack_top);
+        atomic_store(&dump_done, 1);
+    } else {
+        for (int i = 0; i < D9_CRASH_OTHER_WAIT_MS && !atomic_load(&dump_done); i++) {
+            struct timespec ms = {0, 1000000};
+            syscall(SYS_nanosleep, &ms, NULL); /* not glibc's: a cancellation point */
+        }
+    }
+}
+
+/* The program's fault handler this thread is in (chain_fault): its signal
+ * and the agent's frame it runs under. Stale after a handler jumped out
+ * (siglongjmp): in_handler_now tells. */
+static D9_TLS struct {
+    int sig;
+    uintptr_t frame;
+} in_prog;
+
+/* A fault the kernel raised (si_code > 0: the instruction runs again when
+ * the handler returns) goes to the program's handler first, when it has
+ * one. A JVM's null checks and safepoint polls, V8's WebAssembly bounds
+ * checks, a probe that siglongjmps: they recover there, and are no crash.
+ * A handler that does not recover restores the default and returns, raises
+ * the signal again or aborts, and the dump is written then (on_crash); or
+ * it exits, and d9_crash_at_exit writes it. 1 when a handler ran. */
+static int chain_fault(int sig, siginfo_t *si, void *uc)
+{
+    if (sig == SIGABRT || !si || si->si_code <= 0 || d9_in_vfork)
+        return 0;
+    __typeof__(in_prog) outer = in_prog; /* a fault inside that handler */
+    in_prog.sig = sig;
+    in_prog.frame = (uintptr_t)__builtin_frame_address(0);
+    atomic_signal_fence(memory_order_seq_cst);
+    int ran = d9_sigchain_call(sig, si, uc);
+    atomic_signal_fence(memory_order_seq_cst);
+    in_prog = outer;
+    return ran;
+}
+
+/* 1 while the caller runs inside the program's handler chain_fault called:
+ * below its frame on the same stack (stacks grow down on the targets
+ * built for), within D9_CRASH_HANDLER_DEPTH. A handler that jumped out left
+ * the frame behind, above the caller, or on the other of the thread's
+ * stack and alternate stack. */
+#define D9_CRASH_HANDLER_DEPTH (8u << 20)
+static int in_handler_now(void)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0), top = in_prog.frame;
+    if (!in_prog.sig || here >= top || top - here > D9_CRASH_HANDLER_DEPTH)
+        return 0;
+    stack_t ss;
+    if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE)) {
+        uintptr_t lo = (uintptr_t)ss.ss_sp;
+        if ((top - lo < ss.ss_size) != (here - lo < ss.ss_size))
+            return 0;
+    }
+    return 1;
+}
+
+void d9_crash_at_exit(void)
+{
+    if (d9_in_vfork || !in_handler_now())
+        return;
+    int saved = errno;
+    d9_busy++;
+    dump_once(D9_WHY(in_prog.sig, 0, 1));
+    in_prog.sig = 0;
+    d9_busy--;
+    errno = saved;
+}
+
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
     /* A hook's load of a timeout the kernel would refuse (safe_load.h):
      * not a crash, the hook goes on. si_code > 0: sent by the kernel. */
     if (fault_sig(sig) && si && si->si_code > 0 && d9_safe_load_fixup(uc))
         return;
+    if (chain_fault(sig, si, uc))
+        return;
     int saved = errno;
     d9_busy++;
-    if (!dumps_on) {
-        /* Installed for safe loads only: nothing to write. */
-    } else if (d9_in_vfork) {
-        /* A vfork child (an abort after a failed exec): the rings, the
-         * flags and the chain here are its parent's. No dump; the action
-         * goes back in the child's own kernel table only (release). */
-    } else if (!atomic_exchange(&crashed, 1)) {
-        call_on_stack(write_crash, sig, stack_top);
-        atomic_store(&dump_done, 1);
-    } else {
-        /* Another thread is writing the dump: let it finish before this
-         * signal takes the process down. */
-        for (int i = 0; i < D9_CRASH_OTHER_WAIT_MS && !atomic_load(&dump_done); i++) {
-            struct timespec ms = {0, 1000000};
-            syscall(SYS_nanosleep, &ms, NULL); /* not glibc's: a cancellation point */
-        }
-    }
+    dump_once(D9_WHY(sig, in_handler_now() ? in_prog.sig : 0, 0));
     /* As if we had never been there: the program's disposition (installed
      * before or after ours, sigchain.h) back in the kernel, and the same
      * signal with the same siginfo, delivered when this handler returns
-     * (the signal is blocked until then). The kernel runs the program's
-     * handler with its own flags and mask; a fault re-executes after it
-     * returns, exactly as without the agent. */
+     * (the signal is blocked until then). The kernel applies the default
+     * action, or runs a handler of a signal sent (abort, raise, kill) with
+     * its own flags and mask; a fault re-executes after it returns, exactly
+     * as without the agent. A vfork child's action goes back in its own
+     * kernel table only (release). */
     if (fault_sig(sig) && !d9_in_vfork) /* the flag is the parent's too in a vfork child */
         __atomic_store_n(&d9_safe_load_armed, 0, __ATOMIC_RELAXED);
     d9_sigchain_release(sig);
@@ -313,6 +414,28 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
         syscall(SYS_tgkill, pid, tid, sig);
     d9_busy--;
     errno = saved;
+}
+
+/* A program's fault handler that calls _exit: the dump first. (exit runs
+ * the agent's destructor, which asks the same.) */
+static __attribute__((noreturn)) void exit_now(void (*real)(int), int status)
+{
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+D9_EXPORT void _exit(int status)
+{
+    d9_crash_at_exit();
+    exit_now(D9_REAL(_exit), status);
+}
+
+D9_EXPORT void _Exit(int status)
+{
+    d9_crash_at_exit();
+    exit_now(D9_REAL(_Exit), status);
 }
 
 /* ---- Init ------------------------------------------------------------- */

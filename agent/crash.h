@@ -1,7 +1,9 @@
 /* crash.h - crash dumps: on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT the
  * events still buffered (every ring, and in flight mode the kept history)
  * are written to <process dir>/crash.d9 with async-signal-safe code, then
- * the signal goes on as if the agent were not there (docs/FLIGHT.md). */
+ * the signal goes on as if the agent were not there (docs/FLIGHT.md). A
+ * fault the kernel raised goes to the program's own handler first: only
+ * one that ends the process is dumped. */
 #ifndef DIAL9_CRASH_H
 #define DIAL9_CRASH_H
 
@@ -16,6 +18,12 @@
  * or that failure) the handler still takes SIGSEGV and SIGBUS, for the
  * hooks' safe loads (safe_load.h), and arms them. */
 int d9_crash_init(const struct d9_config *c);
+
+/* At an exit (the agent's destructor, _exit, _Exit): when the calling
+ * thread is inside the program's handler of a fault (crash.c runs it
+ * first, and keeps the signal when it recovers), that fault ends the
+ * process: its dump is written now. Otherwise nothing. Async-signal-safe. */
+void d9_crash_at_exit(void);
 
 /* Inserts a TLV before the crc of a header built by d9_header_build
  * (len bytes in hdr, cap available) and fixes header_len and the crc.

@@ -85,6 +85,7 @@ __attribute__((destructor)) static void d9_fini(void)
 {
     if (d9_in_vfork)
         return; /* exit() in a vfork child: the writer and the rings are its parent's */
+    d9_crash_at_exit(); /* exit() from the program's handler of a fault */
     int nested = d9_busy++; /* exit() from a handler that interrupted a push */
     int cancel = d9_cancel_off(); /* the drain joins the writer and writes files */
     if (d9_self && !nested)

@@ -127,7 +127,9 @@
                           const posix_spawnattr_t *, char *const *, char *const *), \
       "GLIBC_2.15")                                                            \
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *),     \
-      NULL)
+      NULL)                                                                    \
+    X(void, _exit, (int), NULL)                                                \
+    X(void, _Exit, (int), NULL)
 
 #define D9_REAL_FIELD(ret, name, params, ver) ret(*name) params;
 struct d9_real {

@@ -505,6 +505,16 @@ int d9_seg_init(void)
 const char *d9_seg_dir_path(void) { return proc_path; }
 int d9_seg_dir_claimed(void) { return proc_name[0] != 0; }
 
+void d9_seg_dir_adopt(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    size_t n = strnlen(name, sizeof(proc_name) - 1);
+    memcpy(proc_name, name, n);
+    proc_name[n] = 0;
+    proc_known = 0; /* made by us: whatever open_proc finds there */
+}
+
 void d9_seg_facts(struct d9_proc_facts *f)
 {
     *f = (struct d9_proc_facts){.exe = exe, .hostname = host, .cmdline = cmdline, .cmdline_len = cmdline_len};

@@ -40,6 +40,10 @@ int d9_seg_init(void);
 #define D9_PROC_NAMES 99
 const char *d9_seg_dir_path(void); /* the process directory (maybe not yet created) */
 int d9_seg_dir_claimed(void);      /* 1 once this process made its directory */
+/* The crash handler made the process directory (path: d9_seg_dir_path(),
+ * or that with .N) while the writer was quiesced: it becomes this
+ * process's, where later segments go (async-signal-safe). */
+void d9_seg_dir_adopt(const char *path);
 
 /* The process facts every header carries, read once by d9_seg_init (crash.c
  * builds its header from them too: one place reads /proc). */

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "lifecycle.h"
@@ -151,7 +152,10 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
     unlock(&old); /* old: the mask this handler runs with (sig blocked) */
     if (!is_fn(&sa))
         return 0;
-    sigset_t during = old;
+    /* The kernel would run it with the interrupted thread's mask plus its
+     * sa_mask: the agent's own (every signal, for a crash) is not it. The
+     * kernel fills the first 8 bytes of uc_sigmask, all a mask call reads. */
+    sigset_t during = uc ? ((const ucontext_t *)uc)->uc_sigmask : old;
     for (int s = 1; s < NSIG; s++)
         if (sigismember(&sa.sa_mask, s) == 1)
             sigaddset(&during, s);

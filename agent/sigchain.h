@@ -18,9 +18,10 @@
  * A bad act pointer faults in the program (the kernel would say EFAULT).
  * The dump signal never applies SIG_DFL (it would kill): it only dumps,
  * whether SIG_DFL was there before the agent or set by the program later.
- * Crash signals: the agent's handler gives the signal back (release) and
- * re-raises, so the kernel itself runs the program's action with its exact
- * flags; the agent no longer handles that signal afterwards.
+ * Crash signals (crash.c): a fault the kernel raised runs the program's
+ * handler through d9_sigchain_call, and the agent keeps the signal; a fatal
+ * one is given back (release) and re-raised, so the kernel itself applies
+ * the program's action with its exact flags.
  * A vfork child shares chains[] with its parent but has a kernel table of
  * its own: there (d9_in_vfork) sigaction, release and SA_RESETHAND act on
  * the child's table and leave chains[] to the parent. */
@@ -41,8 +42,9 @@ int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags
 void d9_sigchain_get(int sig, struct sigaction *out);
 
 /* Runs the program's handler for sig from the agent's handler, with its
- * sa_flags semantics: SA_SIGINFO (si, uc passed on) or plain, sa_mask
- * blocked meanwhile, sig blocked unless SA_NODEFER, SA_RESETHAND resets
+ * sa_flags semantics: SA_SIGINFO (si, uc passed on) or plain, the mask of
+ * the interrupted thread (uc's; the current one without uc) plus sa_mask
+ * meanwhile, sig blocked unless SA_NODEFER, SA_RESETHAND resets
  * the program's action to SIG_DFL first. Returns 1 when a handler ran,
  * 0 when the action is SIG_DFL or SIG_IGN (nothing done). Async-signal-safe. */
 int d9_sigchain_call(int sig, siginfo_t *si, void *uc);

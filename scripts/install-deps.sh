@@ -13,13 +13,15 @@ case "${1:-build}" in
     # and a Tokio/hyper server built offline by Debian's cargo from
     # Debian's crates. node may come from elsewhere: Debian's only if none.
     want="$want nginx-light wrk cargo librust-tokio-dev librust-hyper-dev"
+    # test_node.sh counts the SIGSEGVs of WebAssembly traps with strace.
+    want="$want strace"
     command -v node >/dev/null || want="$want nodejs"
     # test_viewers.sh: headless chromium, and npm for playwright-core and speedscope.
     want="$want chromium"
     command -v npm >/dev/null || want="$want npm"
-    # make bench's peers: strace, ltrace, uftrace, LTTng-UST (pthread wrapper, userspace session daemon)
+    # make bench's peers (strace is above): ltrace, uftrace, LTTng-UST (pthread wrapper, userspace session daemon)
     # bench/decoder.sh: peak RSS from GNU time (/usr/bin/time -v).
-    if [ "$1" = bench ]; then want="$want strace ltrace uftrace lttng-tools liblttng-ust-dev babeltrace2 time"; fi
+    if [ "$1" = bench ]; then want="$want ltrace uftrace lttng-tools liblttng-ust-dev babeltrace2 time"; fi
     ;;
   *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

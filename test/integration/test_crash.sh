@@ -4,16 +4,19 @@
 # wake is in the trace (crash.d9 + whatever the writer wrote). With
 # DIAL9_FLUSH_MS=60000 the writer never drained them: only the crash
 # handler can have written them. A SIGSEGV handler the program installs
-# after the agent (sigchain.h) does not replace the agent's: the crash dump
-# is written, then the program's handler runs (and prints the same thing
-# and exits with the same status as without the agent). The dump also runs
+# after the agent (sigchain.h) does not replace the agent's: the program's
+# handler runs first (it prints the same thing and exits with the same
+# status as without the agent), and the dump is written when it restores
+# the default and returns, or when it exits (_exit). The dump also runs
 # from a thread on an 8 KiB alternate stack (Rust's), and after vfork
-# children changed a handler and aborted (their memory is the parent's).
+# children changed a handler and aborted (their memory is the parent's),
+# and for a thread whose own handler reports a stack overflow and aborts,
+# as Rust's runtime does (the reason names both signals).
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/crash_after"
 
 for mode in continuous flight; do
-    for how in segv abort handler exit altstack vfork; do
+    for how in segv abort handler exit altstack vfork overflow; do
         plain=0
         "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
         rc=0
@@ -42,6 +45,13 @@ for mode in continuous flight; do
         got=$("$D9_DECODER" events --json "$dir" | grep -c '"type":"wake"' || true)
         [ "$got" -eq 4000 ] || d9_fail "$mode $how: $got of 4000 wakes in the trace"
         grep -aq 'crash: signal' "$(find "$dir" -name crash.d9)" || d9_fail "crash.d9 header lacks the reason"
+        case $how in
+        overflow) why="crash: signal 6 (SIGABRT) in the program's handler of signal 11 (SIGSEGV)" ;;
+        exit) why="crash: signal 11 (SIGSEGV); the program's handler exited" ;;
+        *) why= ;;
+        esac
+        [ -z "$why" ] || "$D9_DECODER" check "$dir" | grep -qF "dump reason: $why" ||
+            d9_fail "$mode $how: the dump's reason is not '$why': $("$D9_DECODER" check "$dir")"
     done
 done
 
@@ -83,6 +93,51 @@ d9_assert_check "$D9_TMP/stale/crash_after.$pid.2"
 got=$("$D9_DECODER" events --json "$D9_TMP/stale/crash_after.$pid.2" | grep -c '"type":"wake"' || true)
 [ "$got" -eq 200 ] || d9_fail "stale dir: $got of 200 wakes in the dump"
 
+# Faults the program's own handler recovers from (a JVM's null checks, V8's
+# WebAssembly bounds checks) are no crash: no crash.d9, and the agent keeps
+# both its handler and its safe loads. recover: 3 recovered faults (the
+# handler runs with the signal mask it has without the agent), a nanosleep
+# of 1234567 ns (its PARK must say so: the safe load is still armed), the
+# wakes, then a real crash whose dump (the only writer of the wakes,
+# DIAL9_FLUSH_MS=60000) must hold them all. recovered and jump (a
+# handler that siglongjmps, then exit(0)) end well: no dump. exitcall (a
+# handler that calls exit): one dump, each wake once, one directory.
+for mode in continuous flight; do
+    for how in recover recovered jump exitcall; do
+        plain=0
+        "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
+        rc=0
+        dir=$D9_TMP/$mode-$how
+        DIAL9_MODE=$mode DIAL9_FLUSH_MS=60000 d9_run_traced "$dir" \
+            "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/err" || rc=$?
+        [ "$rc" -eq "$plain" ] || d9_fail "$mode $how: exit status $rc, without the agent $plain: $(cat "$D9_TMP/err")"
+        grep -q '^wakes 4000$' "$D9_TMP/err" || d9_fail "$mode $how: program did not report: $(cat "$D9_TMP/err")"
+        dumps=$(find "$dir" -name 'crash.d9*' | wc -l)
+        dirs=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | wc -l)
+        case $how in
+        recover*)
+            grep -q '^recovered 3$' "$D9_TMP/err" || d9_fail "$mode $how: $(cat "$D9_TMP/err")"
+            grep -q '^handler mask ok$' "$D9_TMP/err" || d9_fail "$mode $how: the handler ran with another mask than without the agent"
+            ;;
+        jump) grep -q '^jumped$' "$D9_TMP/err" || d9_fail "$mode jump: $(cat "$D9_TMP/err")" ;;
+        esac
+        case $how in
+        recover | exitcall) want=1 ;;
+        *) want=0 ;;
+        esac
+        [ "$dumps" -eq "$want" ] || d9_fail "$mode $how: $dumps crash dumps, not $want: $(find "$dir")"
+        [ "$want" -eq 0 ] || [ "$dirs" -eq 1 ] || d9_fail "$mode $how: $dirs process directories: $(find "$dir")"
+        [ "$want" -eq 1 ] || [ "$mode" = continuous ] || continue # flight mode at a clean exit: nothing written
+        d9_assert_check "$dir"
+        got=$("$D9_DECODER" events --json "$dir" | grep -c '"type":"wake"' || true)
+        [ "$got" -eq 4000 ] || d9_fail "$mode $how: $got of 4000 wakes in the trace"
+        if [ "$how" = recover ]; then
+            "$D9_DECODER" events --json "$dir" | grep '"type":"park"' | grep -q '"timeout_ns":1234567[,}]' ||
+                d9_fail "$mode recover: no PARK with the nanosleep's timeout after the recovered faults"
+        fi
+    done
+done
+
 # DIAL9_CRASH_DUMP=0: the agent still takes SIGSEGV and SIGBUS (for its
 # safe loads, agent/safe_load.h) but writes no dump, and each crash ends
 # as without the agent, a program's own handler included.
@@ -95,4 +150,4 @@ for how in segv abort handler exit; do
     [ "$how" != handler ] || grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "no dumps: the program's SIGSEGV handler did not run"
     [ -z "$(find "$D9_TMP/nodump-$how" -name 'crash.d9*')" ] || d9_fail "no dumps, $how: a crash dump was written"
 done
-d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained; a stale directory of the same pid left alone; none written with DIAL9_CRASH_DUMP=0, exits unchanged"
+d9_log "crash dumps: exit status unchanged, every wake recorded, program handler chained; faults the program recovers from are no crash; a stale directory of the same pid left alone; none written with DIAL9_CRASH_DUMP=0, exits unchanged"

@@ -18,8 +18,28 @@
  *                            SIG_DFL (as Python's subprocess does) and
  *                            _exits; another vfork child aborts (prints
  *                            "vfork child signal 6"); SIGUSR2 raised
- *                            (the handler prints "usr2 ran"); then abort(). */
+ *                            (the handler prints "usr2 ran"); then abort().
+ * Faults a handler recovers from, as a JVM's null checks or V8's
+ * WebAssembly bounds checks do (first thing in main, before the threads):
+ *   crash_after recover T N  3 pages mapped PROT_NONE, each touched once:
+ *                            the SIGSEGV handler makes the page writable
+ *                            and returns (prints "recovered 3", and
+ *                            "handler mask ok" when SIGSEGV and not SIGUSR1
+ *                            was blocked in it); then one
+ *                            nanosleep of 1234567 ns ("slept 0"), then as
+ *                            handler (its handler takes the null write).
+ *   crash_after recovered T N as recover, then returns 0 from main.
+ *   crash_after jump T N     after the wakes, a null write whose handler
+ *                            siglongjmps back (prints "jumped"); then
+ *                            exit(0).
+ *   crash_after exitcall T N after the wakes, a null write whose handler
+ *                            calls exit(7) (atexit handlers run).
+ *   crash_after overflow T N as Rust's runtime: a thread with a 64 KiB stack
+ *                            and an 8 KiB alternate stack, whose SIGSEGV
+ *                            handler (SA_ONSTACK) prints "overflowed its
+ *                            stack" and aborts, recurses until it faults. */
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +47,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static long per_thread;
@@ -56,6 +77,62 @@ static void exit_handler(int sig, siginfo_t *si, void *uc)
     _exit(si->si_signo == sig ? 42 : 43);
 }
 
+/* recover: the pages a handler makes writable. */
+static uint8_t *guarded;
+static size_t page_size;
+static volatile int recovered, mask_ok = 1;
+
+static void recover_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    uint8_t *a = si->si_addr;
+    if (guarded && a >= guarded && a < guarded + 3 * page_size) {
+        uint8_t *page = guarded + (size_t)(a - guarded) / page_size * page_size;
+        sigset_t now; /* as the kernel sets it: the thread's mask (here none) plus the signal */
+        if (pthread_sigmask(SIG_SETMASK, NULL, &now) != 0 || sigismember(&now, SIGSEGV) != 1 ||
+            sigismember(&now, SIGUSR1) != 0)
+            mask_ok = 0;
+        if (mprotect(page, page_size, PROT_READ | PROT_WRITE) == 0) {
+            recovered++;
+            return; /* the write runs again, and succeeds */
+        }
+    }
+    handler(sig);
+}
+
+static void recover_faults(void)
+{
+    page_size = (size_t)sysconf(_SC_PAGESIZE);
+    guarded = mmap(NULL, 3 * page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (guarded == MAP_FAILED)
+        _exit(3);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = recover_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    for (int i = 0; i < 3; i++)
+        ((volatile uint8_t *)guarded)[(size_t)i * page_size + 8] = 1;
+    fprintf(stderr, "recovered %d\nhandler mask %s\n", recovered, mask_ok ? "ok" : "wrong");
+    struct timespec ts = {0, 1234567};
+    fprintf(stderr, "slept %d\n", nanosleep(&ts, NULL));
+}
+
+static sigjmp_buf jump_back;
+
+static void jump_handler(int sig)
+{
+    (void)sig;
+    siglongjmp(jump_back, 1);
+}
+
+static void exit_call_handler(int sig)
+{
+    (void)sig;
+    exit(7);
+}
+
 static void usr2_handler(int sig)
 {
     static const char msg[] = "usr2 ran\n";
@@ -72,6 +149,46 @@ static void small_altstack(void)
     stack_t ss = {.ss_sp = p + page, .ss_size = size};
     if (sigaltstack(&ss, NULL) != 0)
         _exit(3);
+}
+
+static void overflow_handler(int sig)
+{
+    static const char msg[] = "overflowed its stack\n";
+    (void)sig;
+    write(2, msg, sizeof(msg) - 1);
+    abort();
+}
+
+static unsigned long deep(unsigned long n)
+{
+    volatile unsigned char pad[256];
+    pad[n % sizeof(pad)] = (unsigned char)n;
+    if (n > (1ul << 40)) /* never: the stack ends first */
+        return n;
+    return deep(n + 1) + pad[(n + 1) % sizeof(pad)];
+}
+
+static void *overflow_thread(void *arg)
+{
+    (void)arg;
+    small_altstack();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = overflow_handler;
+    sa.sa_flags = SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    return (void *)deep(0);
+}
+
+static void overflow(void)
+{
+    pthread_attr_t a;
+    pthread_t t;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    if (pthread_create(&t, &a, overflow_thread, NULL) == 0)
+        pthread_join(t, NULL);
 }
 
 static void vfork_children(void)
@@ -107,9 +224,12 @@ int main(int argc, char **argv)
         sigaction(SIGSEGV, &sa, NULL);
     }
     if (argc != 4) {
-        fprintf(stderr, "usage: %s segv|drained|abort|handler|exit|altstack|vfork THREADS N\n", argv[0]);
+        fprintf(stderr, "usage: %s segv|drained|abort|handler|exit|altstack|vfork|recover|recovered|jump|exitcall|overflow "
+                        "THREADS N\n", argv[0]);
         return 2;
     }
+    if (!strcmp(argv[1], "recover") || !strcmp(argv[1], "recovered"))
+        recover_faults();
     int t = atoi(argv[2]);
     per_thread = atol(argv[3]);
     pthread_t th[64];
@@ -126,8 +246,21 @@ int main(int argc, char **argv)
         vfork_children();
     if (!strcmp(argv[1], "abort") || !strcmp(argv[1], "altstack") || !strcmp(argv[1], "vfork"))
         abort();
+    if (!strcmp(argv[1], "recovered"))
+        return 0;
+    if (!strcmp(argv[1], "overflow"))
+        overflow();
     if (!strcmp(argv[1], "handler"))
         signal(SIGSEGV, handler);
+    if (!strcmp(argv[1], "exitcall"))
+        signal(SIGSEGV, exit_call_handler);
+    if (!strcmp(argv[1], "jump")) {
+        signal(SIGSEGV, jump_handler);
+        if (sigsetjmp(jump_back, 1)) {
+            fprintf(stderr, "jumped\n");
+            exit(0);
+        }
+    }
     if (!strcmp(argv[1], "drained"))
         usleep(300000);
     *(volatile int *)(uintptr_t)0 = 1;
