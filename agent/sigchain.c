@@ -243,6 +243,13 @@ D9_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     return rc;
 }
 
+/* Signals siginterrupt() made interrupting: signal() then sets no
+ * SA_RESTART for them, as glibc's does (its own set is not ours to read). */
+static _Atomic uint64_t interrupting;
+_Static_assert(NSIG - 1 <= 64, "one bit a signal");
+
+static uint64_t bit(int sig) { return (uint64_t)1 << (sig - 1); }
+
 /* glibc's signal()/bsd_signal()/ssignal(): BSD semantics. */
 static sighandler_t set_handler(int sig, sighandler_t h, int flags, int self_blocked)
 {
@@ -262,20 +269,15 @@ static sighandler_t set_handler(int sig, sighandler_t h, int flags, int self_blo
     return old.sa_handler;
 }
 
-D9_EXPORT sighandler_t signal(int sig, sighandler_t h)
+static sighandler_t set_bsd(int sig, sighandler_t h)
 {
-    return set_handler(sig, h, SA_RESTART, 1);
+    int restart = sig > 0 && sig < NSIG && (atomic_load(&interrupting) & bit(sig)) ? 0 : SA_RESTART;
+    return set_handler(sig, h, restart, 1);
 }
 
-D9_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
-{
-    return set_handler(sig, h, SA_RESTART, 1);
-}
-
-D9_EXPORT sighandler_t ssignal(int sig, sighandler_t h)
-{
-    return set_handler(sig, h, SA_RESTART, 1);
-}
+D9_EXPORT sighandler_t signal(int sig, sighandler_t h) { return set_bsd(sig, h); }
+D9_EXPORT sighandler_t bsd_signal(int sig, sighandler_t h) { return set_bsd(sig, h); }
+D9_EXPORT sighandler_t ssignal(int sig, sighandler_t h) { return set_bsd(sig, h); }
 
 /* System V semantics: reset on delivery, not blocked while it runs. */
 D9_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
@@ -286,4 +288,58 @@ D9_EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 D9_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+/* The System V calls below: glibc's call its internal sigaction, past the
+ * one above, and would replace the agent's handler of a signal it holds.
+ * Rebuilt on the interposed sigaction as glibc 2.36 writes them
+ * (sysdeps/posix/sigset.c, sigignore.c, siginterrupt.c). */
+
+D9_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+    sigset_t one, old;
+    struct sigaction sa, prev;
+    if (sig <= 0 || sig >= NSIG) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    if (disp == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &one, &old) < 0)
+            return SIG_ERR;
+        if (sigismember(&old, sig))
+            return SIG_HOLD;
+        return sigaction(sig, NULL, &prev) < 0 ? SIG_ERR : prev.sa_handler;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = disp;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, &prev) < 0 || sigprocmask(SIG_UNBLOCK, &one, &old) < 0)
+        return SIG_ERR;
+    return sigismember(&old, sig) ? SIG_HOLD : prev.sa_handler;
+}
+
+D9_EXPORT int sigignore(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
+}
+
+D9_EXPORT int siginterrupt(int sig, int interrupt)
+{
+    struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) < 0)
+        return -1;
+    if (interrupt) {
+        atomic_fetch_or(&interrupting, bit(sig));
+        sa.sa_flags &= ~SA_RESTART;
+    } else {
+        atomic_fetch_and(&interrupting, ~bit(sig));
+        sa.sa_flags |= SA_RESTART;
+    }
+    return sigaction(sig, &sa, NULL);
 }

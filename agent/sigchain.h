@@ -9,12 +9,14 @@
  * before the agent, or what it set itself since). One place for the
  * "previous action": dump.c and crash.c read it from here.
  *
+ * sigset(), sigignore() and siginterrupt() are rebuilt on the interposed
+ * sigaction (glibc's call its internal one), and siginterrupt() is
+ * reflected in signal()'s SA_RESTART as in glibc's.
  * Not covered (the program's action then replaces the agent's as before):
- * sigset(), and sigaction calls glibc makes internally (abort() resetting
- * SIGABRT, siginterrupt()). The returned old action never carries glibc's
+ * sigaction calls glibc makes internally (abort() resetting SIGABRT after
+ * a handler returned). The returned old action never carries glibc's
  * SA_RESTORER/sa_restorer of an action the program set while we owned the
  * signal (it is set again by glibc whenever the action is installed).
- * siginterrupt() state is not reflected in signal(): always SA_RESTART.
  * A bad act pointer faults in the program (the kernel would say EFAULT).
  * The dump signal never applies SIG_DFL (it would kill): it only dumps,
  * whether SIG_DFL was there before the agent or set by the program later.

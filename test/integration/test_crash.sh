@@ -4,10 +4,11 @@
 # wake is in the trace (crash.d9 + whatever the writer wrote). With
 # DIAL9_FLUSH_MS=60000 the writer never drained them: only the crash
 # handler can have written them. A SIGSEGV handler the program installs
-# after the agent (sigchain.h) does not replace the agent's: the program's
-# handler runs first (it prints the same thing and exits with the same
-# status as without the agent), and the dump is written when it restores
-# the default and returns, or when it exits (_exit). The dump also runs
+# after the agent (sigchain.h; with sigaction, signal or sigset) does not
+# replace the agent's: the program's handler runs first (it prints the
+# same thing and exits with the same status as without the agent), and the
+# dump is written when it restores the default and returns, or when it
+# exits (_exit). The dump also runs
 # from a thread on an 8 KiB alternate stack (Rust's), and after vfork
 # children changed a handler and aborted (their memory is the parent's),
 # and for a thread whose own handler reports a stack overflow and aborts,
@@ -16,7 +17,7 @@
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/crash_after"
 
 for mode in continuous flight; do
-    for how in segv abort handler exit altstack vfork overflow; do
+    for how in segv abort handler sigset exit altstack vfork overflow; do
         plain=0
         "$D9_PROGS/crash_after" "$how" 4 1000 2>"$D9_TMP/plain.err" || plain=$?
         rc=0
@@ -25,7 +26,10 @@ for mode in continuous flight; do
         [ "$rc" -eq "$plain" ] || d9_fail "$mode $how: exit status $rc, without the agent $plain"
         grep -q '^wakes 4000$' "$D9_TMP/err" || d9_fail "$mode $how: program did not report: $(cat "$D9_TMP/err")"
         case $how in
-        handler) grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "$mode: the program's SIGSEGV handler did not run" ;;
+        handler | sigset)
+            grep -q '^handler ran$' "$D9_TMP/err" || d9_fail "$mode $how: the program's SIGSEGV handler did not run"
+            ! grep -q 'wrong' "$D9_TMP/err" || d9_fail "$mode $how: $(cat "$D9_TMP/err")"
+            ;;
         exit)
             [ "$rc" -eq 42 ] || d9_fail "$mode exit: exit status $rc, not the handler's 42"
             grep -q '^handler exit 11$' "$D9_TMP/plain.err" || d9_fail "exit without the agent: $(cat "$D9_TMP/plain.err")"

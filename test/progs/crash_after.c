@@ -34,6 +34,10 @@
  *                            exit(0).
  *   crash_after exitcall T N after the wakes, a null write whose handler
  *                            calls exit(7) (atexit handlers run).
+ *   crash_after sigset T N   as handler, the handler set with System V's
+ *                            sigset() (glibc's bypasses an interposed
+ *                            sigaction; prints "sigset: old action wrong"
+ *                            unless it returns SIG_DFL).
  *   crash_after overflow T N as Rust's runtime: a thread with a 64 KiB stack
  *                            and an 8 KiB alternate stack, whose SIGSEGV
  *                            handler (SA_ONSTACK) prints "overflowed its
@@ -58,6 +62,17 @@ static void *worker(void *arg)
     for (long i = 0; i < per_thread; i++)
         pthread_cond_signal(&cv);
     return NULL;
+}
+
+/* SIGSEGV's action: fn, SA_SIGINFO | flags, nothing else blocked. */
+static void on_segv(void (*fn)(int, siginfo_t *, void *), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | flags;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
 }
 
 static void handler(int sig)
@@ -106,12 +121,7 @@ static void recover_faults(void)
     guarded = mmap(NULL, 3 * page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (guarded == MAP_FAILED)
         _exit(3);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = recover_handler;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
+    on_segv(recover_handler, 0);
     for (int i = 0; i < 3; i++)
         ((volatile uint8_t *)guarded)[(size_t)i * page_size + 8] = 1;
     fprintf(stderr, "recovered %d\nhandler mask %s\n", recovered, mask_ok ? "ok" : "wrong");
@@ -151,10 +161,10 @@ static void small_altstack(void)
         _exit(3);
 }
 
-static void overflow_handler(int sig)
+static void overflow_handler(int sig, siginfo_t *si, void *uc)
 {
     static const char msg[] = "overflowed its stack\n";
-    (void)sig;
+    (void)sig, (void)si, (void)uc;
     write(2, msg, sizeof(msg) - 1);
     abort();
 }
@@ -172,12 +182,7 @@ static void *overflow_thread(void *arg)
 {
     (void)arg;
     small_altstack();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = overflow_handler;
-    sa.sa_flags = SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
+    on_segv(overflow_handler, SA_ONSTACK);
     return (void *)deep(0);
 }
 
@@ -216,15 +221,10 @@ static void vfork_children(void)
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "exit")) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_sigaction = exit_handler;
-        sa.sa_flags = SA_SIGINFO;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGSEGV, &sa, NULL);
+        on_segv(exit_handler, 0);
     }
     if (argc != 4) {
-        fprintf(stderr, "usage: %s segv|drained|abort|handler|exit|altstack|vfork|recover|recovered|jump|exitcall|overflow "
+        fprintf(stderr, "usage: %s segv|drained|abort|handler|exit|altstack|vfork|recover|recovered|jump|exitcall|sigset|overflow "
                         "THREADS N\n", argv[0]);
         return 2;
     }
@@ -254,6 +254,11 @@ int main(int argc, char **argv)
         signal(SIGSEGV, handler);
     if (!strcmp(argv[1], "exitcall"))
         signal(SIGSEGV, exit_call_handler);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    if (!strcmp(argv[1], "sigset") && sigset(SIGSEGV, handler) != SIG_DFL)
+        fprintf(stderr, "sigset: old action wrong\n");
+#pragma GCC diagnostic pop
     if (!strcmp(argv[1], "jump")) {
         signal(SIGSEGV, jump_handler);
         if (sigsetjmp(jump_back, 1)) {
