@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h> /* RENAME_NOREPLACE */
@@ -327,8 +328,8 @@ static void dump_once(int why)
 }
 
 /* The program's fault handler this thread is in (chain_fault): its signal
- * and the agent's frame it runs under. Stale after a handler jumped out
- * (siglongjmp): in_handler_now tells. */
+ * and the agent's frame it runs under. A jump (the longjmp family below)
+ * clears it: a handler that jumped out is no longer running. */
 static D9_TLS struct {
     int sig;
     uintptr_t frame;
@@ -356,10 +357,10 @@ static int chain_fault(int sig, siginfo_t *si, void *uc)
 }
 
 /* 1 while the caller runs inside the program's handler chain_fault called:
- * below its frame on the same stack (stacks grow down on the targets
- * built for), within D9_CRASH_HANDLER_DEPTH. A handler that jumped out left
- * the frame behind, above the caller, or on the other of the thread's
- * stack and alternate stack. */
+ * marked, and below its frame on the same stack (stacks grow down on the
+ * targets built for), within D9_CRASH_HANDLER_DEPTH, not one on the
+ * thread's stack and the other on its alternate stack. The frame checks
+ * catch a way out the jumps below do not see (setcontext). */
 #define D9_CRASH_HANDLER_DEPTH (8u << 20)
 static int in_handler_now(void)
 {
@@ -437,6 +438,23 @@ D9_EXPORT void _Exit(int status)
     d9_crash_at_exit();
     exit_now(D9_REAL(_Exit), status);
 }
+
+/* A jump out of the program's fault handler: it recovered, and a later
+ * exit of the thread is no crash. A jump inside the handler clears the
+ * mark too: an exit of that handler then goes without a dump, the safe
+ * side. The real function never returns. */
+#define D9_JUMP(name)                                                          \
+    D9_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val) \
+    {                                                                          \
+        if (in_prog.sig)                                                       \
+            in_prog.sig = 0;                                                   \
+        D9_REAL(name)(env, val);                                               \
+        __builtin_trap();                                                      \
+    }
+D9_JUMP(longjmp)
+D9_JUMP(_longjmp)
+D9_JUMP(siglongjmp)
+D9_JUMP(__longjmp_chk)
 
 /* ---- Init ------------------------------------------------------------- */
 

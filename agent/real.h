@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <errno.h>
@@ -129,7 +130,11 @@
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *),     \
       NULL)                                                                    \
     X(void, _exit, (int), NULL)                                                \
-    X(void, _Exit, (int), NULL)
+    X(void, _Exit, (int), NULL)                                                \
+    X(void, longjmp, (struct __jmp_buf_tag *, int), NULL)                      \
+    X(void, _longjmp, (struct __jmp_buf_tag *, int), NULL)                     \
+    X(void, siglongjmp, (struct __jmp_buf_tag *, int), NULL)                   \
+    X(void, __longjmp_chk, (struct __jmp_buf_tag *, int), NULL)
 
 #define D9_REAL_FIELD(ret, name, params, ver) ret(*name) params;
 struct d9_real {

@@ -104,7 +104,8 @@ got=$("$D9_DECODER" events --json "$D9_TMP/stale/crash_after.$pid.2" | grep -c '
 # of 1234567 ns (its PARK must say so: the safe load is still armed), the
 # wakes, then a real crash whose dump (the only writer of the wakes,
 # DIAL9_FLUSH_MS=60000) must hold them all. recovered and jump (a
-# handler that siglongjmps, then exit(0)) end well: no dump. exitcall (a
+# handler that siglongjmps, then exit(0) from deeper in the stack than the
+# handler ran) end well: no dump. exitcall (a
 # handler that calls exit): one dump, each wake once, one directory.
 for mode in continuous flight; do
     for how in recover recovered jump exitcall; do

@@ -31,7 +31,8 @@
  *   crash_after recovered T N as recover, then returns 0 from main.
  *   crash_after jump T N     after the wakes, a null write whose handler
  *                            siglongjmps back (prints "jumped"); then
- *                            exit(0).
+ *                            exit(0) from 64 KiB deeper in the stack than
+ *                            the write (below where the handler ran).
  *   crash_after exitcall T N after the wakes, a null write whose handler
  *                            calls exit(7) (atexit handlers run).
  *   crash_after sigset T N   as handler, the handler set with System V's
@@ -135,6 +136,15 @@ static void jump_handler(int sig)
 {
     (void)sig;
     siglongjmp(jump_back, 1);
+}
+
+/* exit(0) from a frame 64 KiB below the caller's. */
+static __attribute__((noinline)) void exit_deep(void)
+{
+    volatile char pad[64 << 10];
+    pad[0] = 0;
+    pad[sizeof(pad) - 1] = 0;
+    exit(pad[0] + pad[sizeof(pad) - 1]);
 }
 
 static void exit_call_handler(int sig)
@@ -263,7 +273,7 @@ int main(int argc, char **argv)
         signal(SIGSEGV, jump_handler);
         if (sigsetjmp(jump_back, 1)) {
             fprintf(stderr, "jumped\n");
-            exit(0);
+            exit_deep();
         }
     }
     if (!strcmp(argv[1], "drained"))
