@@ -13,8 +13,9 @@ case "${1:-build}" in
     # and a Tokio/hyper server built offline by Debian's cargo from
     # Debian's crates. node may come from elsewhere: Debian's only if none.
     want="$want nginx-light wrk cargo librust-tokio-dev librust-hyper-dev"
-    # test_node.sh counts the SIGSEGVs of WebAssembly traps with strace.
-    want="$want strace"
+    # test_node.sh counts the SIGSEGVs of WebAssembly traps with strace;
+    # test_jvm.sh runs a JVM, which takes SIGSEGVs on purpose.
+    want="$want strace default-jdk-headless"
     command -v node >/dev/null || want="$want nodejs"
     # test_viewers.sh: headless chromium, and npm for playwright-core and speedscope.
     want="$want chromium"
