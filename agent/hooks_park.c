@@ -164,7 +164,7 @@ D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 D9_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
                            const struct timespec *ts, const sigset_t *mask)
 {
-    D9_POLL_BODY(epoll_pwait2, D9_CALL_EPOLL_PWAIT2, epfd, d9_ts_zero(ts), d9_ts_ns(ts),
+    D9_POLL_BODY(epoll_pwait2, D9_CALL_EPOLL_PWAIT2, epfd, d9_timeout_zero(ts), d9_ts_ns(ts),
                  (epfd, ev, max, ts, mask));
 }
 
@@ -185,13 +185,13 @@ D9_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdsle
 D9_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                     const sigset_t *mask)
 {
-    D9_POLL_BODY(ppoll, D9_CALL_PPOLL, 0, d9_ts_zero(ts), d9_ts_ns(ts), (fds, n, ts, mask));
+    D9_POLL_BODY(ppoll, D9_CALL_PPOLL, 0, d9_timeout_zero(ts), d9_ts_ns(ts), (fds, n, ts, mask));
 }
 
 D9_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                           const sigset_t *mask, size_t fdslen)
 {
-    D9_POLL_BODY(__ppoll_chk, D9_CALL_PPOLL, 0, d9_ts_zero(ts), d9_ts_ns(ts),
+    D9_POLL_BODY(__ppoll_chk, D9_CALL_PPOLL, 0, d9_timeout_zero(ts), d9_ts_ns(ts),
                  (fds, n, ts, mask, fdslen));
 }
 
@@ -203,7 +203,7 @@ D9_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 D9_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                       const sigset_t *mask)
 {
-    D9_POLL_BODY(pselect, D9_CALL_PSELECT, 0, d9_ts_zero(ts), d9_ts_ns(ts),
+    D9_POLL_BODY(pselect, D9_CALL_PSELECT, 0, d9_timeout_zero(ts), d9_ts_ns(ts),
                  (n, r, w, e, ts, mask));
 }
 

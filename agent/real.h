@@ -387,6 +387,4 @@ static inline int64_t d9_abs_tmo(clockid_t clk, const struct timespec *abs)
     return rel < 0 ? 0 : rel;
 }
 
-static inline int d9_ts_zero(const struct timespec *ts) { return d9_timeout_zero(ts); }
-
 #endif

@@ -18,9 +18,10 @@
  * and no system call.
  *
  * When the handler is not in the kernel (SIGSEGV or SIGBUS was ignored at
- * start-up, or was handed back after a fault the program handled itself:
- * sigchain.h), nothing could catch the fault: the load is not made, and
- * the timeout is recorded as -1 (none). */
+ * start-up, or was handed back after a fault that ends the process:
+ * crash.c), nothing could catch the fault: the load is not made, and the
+ * timeout is recorded as -1 (none). A fault the program's own handler
+ * recovers from keeps the handler, and the loads armed. */
 #ifndef DIAL9_SAFE_LOAD_H
 #define DIAL9_SAFE_LOAD_H
 
