@@ -53,6 +53,9 @@ struct d9_slot {
     pthread_t owner;          /* pthread_self() of the owning thread */
     struct d9_tls *tls;       /* its TLS block, read by d9_direct_cancelled */
     _Atomic uint32_t kicking; /* 1 while d9_direct_cancelled reads tls: the exit waits */
+    /* Host closes the owner began and ended (segment.c's close gate):
+     * written by the owner only, one instruction each; equal on release. */
+    uint32_t closes_begun, closes_ended;
     struct d9_ring ring;
 };
 

@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "barrier.h"
 #include "core.h"
 #include "direct.h"
 #include "log.h"
@@ -54,7 +54,7 @@ void d9_direct_init(void)
     if (NEXT_IS_LIBC(poll))
         waits |= D9_DIRECT_POLL;
 #undef NEXT_IS_LIBC
-    if (waits && d9_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+    if (atomic_load(&d9_barrier_ok))
         on |= waits;
     int off = 0; /* unless a cancel came first */
     if (on && atomic_compare_exchange_strong(&d9_direct, &off, on))
@@ -103,11 +103,9 @@ struct d9_slot *d9_direct_cancel_requested(pthread_t th)
 {
     int saved = errno;
     /* The first cancel: a thread that saw its wait's bit set in_direct
-     * before; after the barrier it is seen. Registered at init (a fork
-     * child inherits it); should it fail, 1 ms lets any store land. */
-    if ((atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_WAITS) &&
-        d9_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
-        d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 1000000}, 0, 0);
+     * before; after the barrier (barrier.h) it is seen. */
+    if (atomic_exchange(&d9_direct, D9_DIRECT_CANCEL) & D9_DIRECT_WAITS)
+        d9_barrier_all();
     if (!waits_were_on || pthread_equal(th, pthread_self())) {
         errno = saved;
         return NULL;

@@ -51,7 +51,7 @@
  * d9_tls.in_direct (the wait's system call number) is set before the hook
  * reads d9_direct, and the first
  * pthread_cancel, after it clears d9_direct, makes every thread pass a
- * memory barrier (membarrier(2), registered by d9_direct_init) before it
+ * memory barrier (d9_barrier_all, barrier.h) before it
  * reads in_direct.
  */
 #ifndef DIAL9_DIRECT_H
@@ -67,8 +67,8 @@
  * D9_DIRECT_CANCEL (sticky, and nothing else) once pthread_cancel was
  * called. */
 #define D9_DIRECT_WRITE 1 /* 8-byte eventfd writes, O_NONBLOCK pipe writes */
-#define D9_DIRECT_EPOLL 2 /* epoll waits (membarrier registered) */
-#define D9_DIRECT_POLL 4  /* poll waits (membarrier registered) */
+#define D9_DIRECT_EPOLL 2 /* epoll waits (d9_barrier_ok) */
+#define D9_DIRECT_POLL 4  /* poll waits (d9_barrier_ok) */
 #define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
 #define D9_DIRECT_CANCEL 8
 #define D9_DIRECT_FILE 16 /* timed regular-file pread, pwrite */

@@ -62,11 +62,11 @@ static inline void tbl_nonblock(int fd, int nonblock)
 
 /* [first, last] are about to be closed by the host: forget their kinds;
  * tell the segment layer (not for the agent's own closes: d9_busy).
- * Returns 1 when closed() must follow the real call. */
-static inline int closing_range(unsigned first, unsigned last)
+ * Returns the count closed() bumps after the real call, or NULL. */
+static inline uint32_t *closing_range(unsigned first, unsigned last)
 {
     if (fds_untouched() || first > last)
-        return 0;
+        return NULL;
     if (first <= 2 && last >= 2)
         d9_log_stderr(0);
     if (first == last)
@@ -74,20 +74,19 @@ static inline int closing_range(unsigned first, unsigned last)
     else
         d9_fd_clear_range(first, last);
     if (D9_UNLIKELY(d9_busy))
-        return 0;
-    d9_seg_close_begin(first, last);
-    return 1;
+        return NULL;
+    return d9_seg_close_begin(first, last);
 }
 
-static inline int closing(int fd)
+static inline uint32_t *closing(int fd)
 {
-    return fd >= 0 ? closing_range((unsigned)fd, (unsigned)fd) : 0;
+    return fd >= 0 ? closing_range((unsigned)fd, (unsigned)fd) : NULL;
 }
 
-static inline void closed(int begun)
+static inline void closed(uint32_t *ended)
 {
-    if (begun)
-        d9_seg_close_end();
+    if (ended)
+        d9_seg_close_end(ended);
 }
 
 /* ---- fds made by a timed call ------------------------------------------ */
@@ -243,10 +242,10 @@ D9_EXPORT int epoll_create1(int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     struct d9_fd_copy_of from_ = d9_fd_copy_read(old);                         \
     unsigned kind_ = from_.byte & D9_FDK_KIND;                                 \
-    int begun_ = (copy_cond) ? closing(new) : 0; /* replaced: closed by the kernel */ \
+    uint32_t *ends_ = (copy_cond) ? closing(new) : NULL; /* replaced: closed */ \
     struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_ args;                                                     \
-    closed(begun_);                                                            \
+    closed(ends_);                                                             \
     if (ret_ >= 0 && (copy_cond))                                              \
         tbl_copy(ret_, from_);                                                 \
     if (ret_ == 2 && (copy_cond) && !fds_untouched())                          \
@@ -329,10 +328,10 @@ D9_EXPORT int close(int fd)
 {
     D9_REAL_OR_FAIL(real_, close, -1);
     unsigned kind = d9_fd_kind(fd);
-    int begun = closing(fd);
+    uint32_t *ends = closing(fd);
     struct d9_timed t0 = d9_slow_start();
     int ret = real_(fd);
-    closed(begun);
+    closed(ends);
     d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
     return ret;
 }
@@ -340,9 +339,9 @@ D9_EXPORT int close(int fd)
 D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
     D9_REAL_OR_FAIL(real_, close_range, -1);
-    int begun = flags & CLOSE_RANGE_CLOEXEC ? 0 : closing_range(first, last); /* before: the numbers are free after */
+    uint32_t *ends = flags & CLOSE_RANGE_CLOEXEC ? NULL : closing_range(first, last); /* before: the numbers are free after */
     int ret = real_(first, last, flags);
-    closed(begun);
+    closed(ends);
     return ret;
 }
 
@@ -351,10 +350,10 @@ D9_EXPORT void closefrom(int first)
     __typeof__(d9_real.closefrom) real_ = D9_REAL(closefrom);
     if (first < 0)
         first = 0;
-    int begun = closing_range((unsigned)first, ~0u);
+    uint32_t *ends = closing_range((unsigned)first, ~0u);
     if (real_)
         real_(first);
-    closed(begun);
+    closed(ends);
 }
 
 /* ---- wakes through fds ------------------------------------------------- */

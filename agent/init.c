@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "barrier.h"
 #include "core.h"
 #include "crash.h"
 #include "direct.h"
@@ -44,6 +45,7 @@ __attribute__((constructor)) static void d9_init(void)
     d9_log_set_quiet(d9_cfg.quiet);
     if (!d9_cfg.enabled)
         goto off;
+    d9_barrier_init(); /* before the writer thread: barrier.h */
     if (d9_seg_begin(&d9_cfg) < 0 || d9_writer_start_held() < 0) /* it makes DIAL9_DIR while the clock calibrates */
         goto out;
     d9_clock_init(d9_cfg.clock);

@@ -189,6 +189,9 @@ static void reset(struct d9_slot *s)
     s->last_ns = 0;
     s->name[0] = 0;
     s->tid = 0;
+    /* A close its owner never ended (a handler left it by pthread_exit, or
+     * the owner is a fork child's ghost) is over: its thread is gone. */
+    __atomic_store_n(&s->closes_ended, __atomic_load_n(&s->closes_begun, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* A drained ring is all free; a fork child's copy may hold events its

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "barrier.h"
 #include "core.h"
 #include "crash.h"
 #include "encode.h"
@@ -68,15 +69,21 @@ static void drop_fd(int i)
 
 /* A host close must never take a number the writer uses without the writer
  * knowing: the host may reuse it, and trace bytes would go to the host's
- * file. Every host close counts itself in `close_started` before it looks
- * at own[] and in `close_ended` after the real call.
+ * file. Every host close counts itself as begun before it looks at own[]
+ * and as ended after the real call.
+ * - A thread with a slot counts in it (closes_begun, closes_ended: one
+ *   unlocked instruction each, no line shared with other threads) once
+ *   membarrier is registered (barrier.h); its loads after the count are
+ *   ordered by a compiler barrier, and the writer makes every thread pass
+ *   a full barrier before it reads the counts. Other threads (no slot yet,
+ *   or none left) count in the two globals, seq_cst.
  * - An fd the writer makes is stored in own[] at once; a close that starts
  *   later sees it. A close that may have missed it (one in flight or begun
- *   since the writer read the counters before the open) makes the writer
- *   wait until none is in flight and then check, by name, that the number
- *   still names the file it opened (open_own). The open itself holds no
- *   gate: on a hung DIAL9_DIR (NFS) it may block for minutes, and the
- *   host's closes go on.
+ *   since the writer read the counts before the open) makes the writer
+ *   wait until each such close has ended and then check, by name, that the
+ *   number still names the file it opened (open_own). The open itself
+ *   holds no gate: on a hung DIAL9_DIR (NFS) it may block for minutes, and
+ *   the host's closes go on.
  * - A close that hits one of own[] marks it lost and, while a writer
  *   section is open, waits for it to end; a section starts by making
  *   `section` odd and then reading `lost`. Both sides are seq_cst: either
@@ -87,9 +94,13 @@ static void drop_fd(int i)
  *   writer waits for closes in flight at most D9_SEG_GATE_MS (a closer that
  *   longjmps out of a signal handler never ends). */
 #define D9_SEG_GATE_MS 50
-static _Atomic uint32_t close_started;
-static _Atomic uint32_t close_ended; /* futex word */
-static _Atomic uint32_t opening;     /* futex word: 1 while the writer holds a procfs fd */
+static struct {
+    _Alignas(64) _Atomic uint32_t started; /* closes by threads without a slot */
+    _Atomic uint32_t ended;                /* futex word: the writer's drain sleeps on it */
+} slotless;
+/* Read by every close: a line no close writes. */
+static _Alignas(64) _Atomic uint32_t opening; /* futex word: 1 while the writer holds a procfs fd */
+static _Atomic uint32_t draining;             /* 1 while the writer waits for closes to end */
 
 /* Host threads call these: errno is kept. */
 static void wait_word(_Atomic uint32_t *w, uint32_t v, long ns)
@@ -108,59 +119,136 @@ static void wait_section(uint32_t s)
     atomic_fetch_sub(&waiters, 1);
 }
 
-void d9_seg_close_end(void)
+/* +1 in one instruction: a signal handler's close on the same thread
+ * comes before or after it, never inside. */
+static inline void count_up(uint32_t *c) { __asm__ volatile("incl %0" : "+m"(*c)::"memory"); }
+static inline uint32_t count_of(const uint32_t *c) { return __atomic_load_n(c, __ATOMIC_RELAXED); }
+
+void d9_seg_close_end(uint32_t *ended)
 {
-    uint32_t e = atomic_fetch_add(&close_ended, 1) + 1;
-    if (atomic_load(&opening) && e == atomic_load(&close_started)) {
+    if (ended == (uint32_t *)&slotless.ended) {
+        uint32_t e = atomic_fetch_add(&slotless.ended, 1) + 1;
+        if (atomic_load(&draining) && e == atomic_load(&slotless.started)) {
+            int err = errno;
+            d9_futex(&slotless.ended, FUTEX_WAKE_PRIVATE, 1, NULL);
+            errno = err;
+        }
+        return;
+    }
+    count_up(ended);
+    if (D9_UNLIKELY(atomic_load_explicit(&draining, memory_order_relaxed))) {
         int err = errno;
-        d9_futex(&close_ended, FUTEX_WAKE_PRIVATE, 1, NULL);
+        d9_futex(&slotless.ended, FUTEX_WAKE_PRIVATE, 1, NULL);
         errno = err;
     }
 }
 
-void d9_seg_close_begin(unsigned first, unsigned last)
+/* Bit i: own[i] is in [first, last] (first <= last). */
+static inline unsigned own_hit(unsigned first, unsigned last)
 {
-    for (;;) {
-        atomic_fetch_add(&close_started, 1);
-        if (atomic_load(&opening)) { /* a procfs fd in no own[] slot: wait until it is closed */
-            d9_seg_close_end();
+    unsigned hit = 0;
+    for (int i = 0; i < FD_N; i++) {
+        int fd = fd_of(i);
+        hit |= (unsigned)(fd >= 0 && (unsigned)fd - first <= last - first) << i;
+    }
+    return hit;
+}
+
+/* d9_seg_close_begin's every other case: counts in the globals (no slot:
+ * mine NULL), waits out a procfs fd, marks a hit. mine: the slot whose
+ * closes_begun this close already counted in. */
+static __attribute__((noinline)) uint32_t *close_begin_slow(unsigned first, unsigned last, struct d9_slot *mine)
+{
+    uint32_t *ended = mine ? &mine->closes_ended : (uint32_t *)&slotless.ended;
+    for (int counted = !!mine;; counted = 0) {
+        if (!counted) {
+            if (mine) {
+                count_up(&mine->closes_begun);
+                atomic_signal_fence(memory_order_seq_cst); /* the writer's d9_barrier_all does the rest */
+            } else {
+                atomic_fetch_add(&slotless.started, 1);
+            }
+        }
+        /* A procfs fd in no own[] slot: wait until it is closed. */
+        if (atomic_load_explicit(&opening, mine ? memory_order_relaxed : memory_order_seq_cst)) {
+            d9_seg_close_end(ended);
             while (atomic_load(&opening))
                 wait_word(&opening, 1, 10000000);
             continue;
         }
-        unsigned hit = 0;
-        for (int i = 0; i < FD_N; i++) {
-            int fd = fd_of(i);
-            if (fd >= 0 && (unsigned)fd >= first && (unsigned)fd <= last)
-                hit |= 1u << i;
-        }
+        unsigned hit = own_hit(first, last);
         if (!hit)
-            return;
+            return ended;
         atomic_fetch_or(&lost, hit);
         uint32_t s = atomic_load(&section);
         if (!(s & 1))
-            return; /* a section that starts now sees the mark */
-        d9_seg_close_end(); /* the section may need to make an fd to finish */
+            return ended; /* a section that starts now sees the mark */
+        d9_seg_close_end(ended); /* the section may need to make an fd to finish */
         wait_section(s);
     }
 }
 
-/* Waits until no host close is in flight, D9_SEG_GATE_MS at most (then
- * goes on: a close that never ends is a raw close, as without the gate). */
+uint32_t *d9_seg_close_begin(unsigned first, unsigned last)
+{
+    struct d9_slot *me = d9_self;
+    if (D9_LIKELY(me && !d9_exited && atomic_load_explicit(&d9_barrier_ok, memory_order_relaxed))) {
+        count_up(&me->closes_begun);
+        atomic_signal_fence(memory_order_seq_cst); /* the writer's d9_barrier_all does the rest */
+        if (D9_LIKELY(!atomic_load_explicit(&opening, memory_order_relaxed) && !own_hit(first, last)))
+            return &me->closes_ended;
+    } else {
+        me = NULL;
+    }
+    return close_begin_slow(first, last, me);
+}
+
+/* The closes begun and ended so far, all threads (ended read first: a
+ * close in flight shows as begun != ended). */
+static void close_counts(uint32_t *begun, uint32_t *ended)
+{
+    uint32_t b = 0, e = 0, n = d9_slot_limit();
+    e = atomic_load(&slotless.ended);
+    for (uint32_t i = 0; i < n; i++)
+        e += count_of(&d9_slot_at(i)->closes_ended);
+    b = atomic_load(&slotless.started);
+    for (uint32_t i = 0; i < n; i++)
+        b += count_of(&d9_slot_at(i)->closes_begun);
+    *begun = b;
+    *ended = e;
+}
+
+/* 1 while a close counted in slot i (or, i == n, in the globals) is in flight. */
+static int in_flight(uint32_t i, uint32_t n)
+{
+    if (i == n)
+        return atomic_load(&slotless.ended) != atomic_load(&slotless.started);
+    struct d9_slot *s = d9_slot_at(i);
+    return count_of(&s->closes_ended) != count_of(&s->closes_begun);
+}
+
+/* Waits until every host close begun before the call has ended, one
+ * counter at a time, D9_SEG_GATE_MS at most (then goes on: a close that
+ * never ends is a raw close, as without the gate). */
 static void closes_drained(void)
 {
-    uint32_t e = atomic_load(&close_ended);
+    d9_barrier_all(); /* closes counted in their slots are seen */
+    atomic_store(&draining, 1);
     uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
-    while (e != atomic_load(&close_started) && d9_now() < deadline) {
-        wait_word(&close_ended, e, 1000000);
-        e = atomic_load(&close_ended);
+    uint32_t n = d9_slot_limit();
+    for (uint32_t i = 0; i <= n && d9_now() < deadline;) {
+        uint32_t e = atomic_load(&slotless.ended);
+        if (in_flight(i, n))
+            wait_word(&slotless.ended, e, 200000); /* a close's end wakes it while draining */
+        else
+            i++;
     }
+    atomic_store(&draining, 0);
 }
 
 static void gate_enter(void)
 {
     atomic_store(&opening, 1);
-    closes_drained();
+    closes_drained(); /* its barrier: a close that missed `opening` is counted */
 }
 
 static void gate_leave(void)
@@ -312,13 +400,16 @@ int d9_seg_failed(void)
  * seg_open reopens by name. */
 static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
-    uint32_t s0 = atomic_load(&close_started), e0 = atomic_load(&close_ended);
+    uint32_t s0, e0, s1, e1;
+    close_counts(&s0, &e0);
     int fd = openat(dirfd, name, flags, mode); /* no gate: it may block (NFS) */
     if (fd < 0)
         return fd;
     set_fd(i, fd); /* a close that starts from here sees it */
     int known = fstat(fd, st) == 0;
-    if (known && (atomic_load(&close_started) != s0 || e0 != s0)) {
+    d9_barrier_all(); /* a close counted in its slot that missed own[i] is seen */
+    close_counts(&s1, &e1);
+    if (known && (s1 != s0 || e0 != s0)) {
         /* A close ran while the fd was in no slot: once none is in flight
          * (a close stuck in a file system's flush has let go of its number
          * already), the number must still name the file at that name. */
@@ -873,9 +964,10 @@ void d9_seg_after_fork_child(void)
         drop_fd(FD_BASE); /* the child's writer opens DIAL9_DIR itself (open_proc) */
     atomic_store(&lost, 0);
     atomic_store(&waiters, 0);
-    atomic_store(&close_started, 0); /* another thread of the parent may have been closing */
-    atomic_store(&close_ended, 0);
+    atomic_store(&slotless.started, 0); /* another thread of the parent may have been closing */
+    atomic_store(&slotless.ended, 0);   /* (the slots' counts: the registry's release) */
     atomic_store(&opening, 0);
+    atomic_store(&draining, 0);
     atomic_store(&exec_pending, 0);
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;

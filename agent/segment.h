@@ -82,8 +82,11 @@ uint64_t d9_seg_opened_ns(void); /* CLOCK_MONOTONIC ns when it was opened */
 void d9_seg_after_fork_child(void);
 
 /* The host is about to close every fd in [first, last] (close and dup2/dup3
- * onto an fd: first == last; close_range, closefrom); d9_seg_close_end
- * follows the real call, on every path. If one is the agent's, it is marked
+ * onto an fd: first == last; close_range, closefrom). d9_seg_close_end,
+ * given what begin returned (the count that ends this close: the calling
+ * thread's slot's, or a global one), follows the real call, on every path.
+ * A thread with a slot takes no locked instruction and writes no shared
+ * line (segment.c). If one is the agent's, it is marked
  * lost and begin waits until the writer no longer uses it (the end of its
  * file system call); the writer then reopens by path (a new segment) and
  * never touches that number again. A close never waits for the writer's
@@ -91,8 +94,8 @@ void d9_seg_after_fork_child(void);
  * recorded is checked by name, and left alone when it names another file
  * (segment.c, open_own). Not for agent code (d9_busy): the writer would
  * wait on itself. */
-void d9_seg_close_begin(unsigned first, unsigned last);
-void d9_seg_close_end(void);
+uint32_t *d9_seg_close_begin(unsigned first, unsigned last);
+void d9_seg_close_end(uint32_t *ended);
 
 /* Writer: around an fd of its own that lives only between on (1) and off
  * (0), such as a /proc read of a thread's name (never a file system that

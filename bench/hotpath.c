@@ -43,6 +43,8 @@
  *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
  *                 timed as a possible slow syscall, two stamps, not recorded
  *   file_openclose  open + close of that file (both timed, not recorded)
+ * Every mode first makes one recorded call (a pthread_cond_signal): the
+ * calling thread then has its slot in the agent, as a service's do.
  * An idle thread runs in every mode: the services dial9 targets are all
  * multi-threaded, and with the agent's writer so is this program; once a
  * second thread exists glibc takes its multi-threaded paths (cancellation
@@ -282,6 +284,10 @@ int main(int argc, char **argv)
         pthread_mutex_lock(&fx.mu);
     if (bench_start_idle_thread() != 0)
         return 1;
+    /* One WAKE (no waiter): the agent gives this thread its slot, as a
+     * service's threads have one after their first park or wake; a close
+     * counts itself there (agent/segment.c). */
+    pthread_cond_signal(&fx.cv);
     /* Made last, so every return below removes it. */
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[PATH_MAX];
