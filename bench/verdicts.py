@@ -2,29 +2,34 @@
 control, and the ratios such a line is drawn from, shared by bench/paired.sh
 and bench/latency.sh.
 
-A service's verdict: met at or under the limit, unless the median of its A/A
-control is itself further from 1 than the limit allows (the same server
-twice differed by more than the target: the method cannot tell a met target
-there, as nginx's saturated pairs); over the limit, "not resolved" while the
-median stays inside the range its A/A control spread over in the same run
-(the method cannot tell it from noise), else missed."""
+A service's verdict: met at or under the limit (at or above it for a
+throughput ratio), unless the median of its A/A control is itself further
+from 1 than the limit allows (the same server twice differed by more than
+the target: the method cannot tell a met target there, as nginx's saturated
+pairs); past the limit, "not resolved" while the median stays inside the
+range its A/A control spread over in the same run (the method cannot tell
+it from noise), else missed. Shared by bench/services.sh too."""
 
 
 import statistics
 
 
-def verdict_line(what, rows, limit, aa, vfmt):
+def verdict_line(what, rows, limit, aa, vfmt, higher=False):
     """rows: (service, median value); aa: service -> (the A/A control's
-    median, its highest value); vfmt: how a value is printed. Prints one
-    Markdown line."""
+    median, its highest value; with higher, its lowest); vfmt: how a value
+    is printed; higher: the value must stay at or above limit (a throughput
+    ratio), not at or under it. Prints one Markdown line."""
     groups = {"met": [], "not resolved": [], "missed": []}
     for svc, v in rows:
-        med, top = aa.get(svc, (None, None))
-        if v <= limit:
-            blind = med is not None and abs(med - 1) > limit - 1
+        med, edge = aa.get(svc, (None, None))
+        if v is None:
+            groups["missed"].append("%s n/a" % svc)
+            continue
+        if (v >= limit) if higher else (v <= limit):
+            blind = med is not None and abs(med - 1) > abs(limit - 1)
             k, note = ("not resolved", " (A/A median %s)" % (vfmt % med)) if blind else ("met", "")
-        elif top is not None and v <= top:
-            k, note = "not resolved", " (A/A up to %s)" % (vfmt % top)
+        elif edge is not None and ((v >= edge) if higher else (v <= edge)):
+            k, note = "not resolved", " (A/A %s %s)" % ("down to" if higher else "up to", vfmt % edge)
         else:
             k, note = "missed", ""
         groups[k].append("%s %s%s" % (svc, vfmt % v, note))
