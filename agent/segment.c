@@ -124,6 +124,14 @@ static void wait_section(uint32_t s)
 static inline void count_up(uint32_t *c) { __asm__ volatile("incl %0" : "+m"(*c)::"memory"); }
 static inline uint32_t count_of(const uint32_t *c) { return __atomic_load_n(c, __ATOMIC_RELAXED); }
 
+/* A close by me's owner begins: its loads that follow (opening, own[]) stay
+ * after the count; the writer's d9_barrier_all does the rest. */
+static inline void count_begun(struct d9_slot *me)
+{
+    count_up(&me->closes_begun);
+    atomic_signal_fence(memory_order_seq_cst);
+}
+
 void d9_seg_close_end(uint32_t *ended)
 {
     if (ended == (uint32_t *)&slotless.ended) {
@@ -162,12 +170,10 @@ static __attribute__((noinline)) uint32_t *close_begin_slow(unsigned first, unsi
     uint32_t *ended = mine ? &mine->closes_ended : (uint32_t *)&slotless.ended;
     for (int counted = !!mine;; counted = 0) {
         if (!counted) {
-            if (mine) {
-                count_up(&mine->closes_begun);
-                atomic_signal_fence(memory_order_seq_cst); /* the writer's d9_barrier_all does the rest */
-            } else {
+            if (mine)
+                count_begun(mine);
+            else
                 atomic_fetch_add(&slotless.started, 1);
-            }
         }
         /* A procfs fd in no own[] slot: wait until it is closed. */
         if (atomic_load_explicit(&opening, mine ? memory_order_relaxed : memory_order_seq_cst)) {
@@ -192,14 +198,22 @@ uint32_t *d9_seg_close_begin(unsigned first, unsigned last)
 {
     struct d9_slot *me = d9_self;
     if (D9_LIKELY(me && !d9_exited && atomic_load_explicit(&d9_barrier_ok, memory_order_relaxed))) {
-        count_up(&me->closes_begun);
-        atomic_signal_fence(memory_order_seq_cst); /* the writer's d9_barrier_all does the rest */
+        count_begun(me);
         if (D9_LIKELY(!atomic_load_explicit(&opening, memory_order_relaxed) && !own_hit(first, last)))
             return &me->closes_ended;
     } else {
         me = NULL;
     }
     return close_begin_slow(first, last, me);
+}
+
+/* Makes the counts of closes counted in their slots visible to the writer.
+ * Without membarrier no close counts in a slot (d9_seg_close_begin): the
+ * globals' seq_cst order is enough, and there is nothing to wait for. */
+static void see_slot_counts(void)
+{
+    if (atomic_load(&d9_barrier_ok))
+        d9_barrier_all();
 }
 
 /* The closes begun and ended so far, all threads (ended read first: a
@@ -231,7 +245,7 @@ static int in_flight(uint32_t i, uint32_t n)
  * never ends is a raw close, as without the gate). */
 static void closes_drained(void)
 {
-    d9_barrier_all(); /* closes counted in their slots are seen */
+    see_slot_counts();
     atomic_store(&draining, 1);
     uint64_t deadline = d9_now() + (uint64_t)D9_SEG_GATE_MS * 1000000u;
     uint32_t n = d9_slot_limit();
@@ -407,7 +421,7 @@ static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, 
         return fd;
     set_fd(i, fd); /* a close that starts from here sees it */
     int known = fstat(fd, st) == 0;
-    d9_barrier_all(); /* a close counted in its slot that missed own[i] is seen */
+    see_slot_counts(); /* a close counted in its slot that missed own[i] is seen */
     close_counts(&s1, &e1);
     if (known && (s1 != s0 || e0 != s0)) {
         /* A close ran while the fd was in no slot: once none is in flight
