@@ -199,8 +199,9 @@ for s in svcs:
     print("- %s: %s" % (s, loads.get(s, "?")))
 print()
 print("Ratios are the median of the per-round ratios dial9/off (each round runs the modes back to back, "
-      "in reverse order in even rounds), with their range. off2 is the same server as off, run again in each "
-      "round: its ratio to off is what this method cannot tell from noise (an A/A control).")
+      "in reverse order in even rounds), with their range." + (" off2 is the same server as off, run again in "
+      "each round: its ratio to off is what this method cannot tell from noise (an A/A control)."
+      if "off2" in modes else ""))
 print()
 print("| service | off /s (range) | dial9 /s (range) | throughput ratio (range) | off p99 ms | dial9 p99 ms | p99 ratio (range) |")
 print("|---|---|---|---|---|---|---|")
