@@ -216,19 +216,21 @@ static void see_slot_counts(void)
         d9_barrier_all();
 }
 
-/* The closes begun and ended so far, all threads (ended read first: a
- * close in flight shows as begun != ended). */
-static void close_counts(uint32_t *begun, uint32_t *ended)
+/* The closes begun so far, all threads; with ended, also those ended,
+ * read first (a close in flight then shows as begun != ended). */
+static uint32_t close_counts(uint32_t *ended)
 {
-    uint32_t b = 0, e = 0, n = d9_slot_limit();
-    e = atomic_load(&slotless.ended);
-    for (uint32_t i = 0; i < n; i++)
-        e += count_of(&d9_slot_at(i)->closes_ended);
-    b = atomic_load(&slotless.started);
+    uint32_t n = d9_slot_limit();
+    if (ended) {
+        uint32_t e = atomic_load(&slotless.ended);
+        for (uint32_t i = 0; i < n; i++)
+            e += count_of(&d9_slot_at(i)->closes_ended);
+        *ended = e;
+    }
+    uint32_t b = atomic_load(&slotless.started);
     for (uint32_t i = 0; i < n; i++)
         b += count_of(&d9_slot_at(i)->closes_begun);
-    *begun = b;
-    *ended = e;
+    return b;
 }
 
 /* 1 while a close counted in slot i (or, i == n, in the globals) is in flight. */
@@ -414,16 +416,14 @@ int d9_seg_failed(void)
  * seg_open reopens by name. */
 static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, struct stat *st)
 {
-    uint32_t s0, e0, s1, e1;
-    close_counts(&s0, &e0);
+    uint32_t e0, s0 = close_counts(&e0);
     int fd = openat(dirfd, name, flags, mode); /* no gate: it may block (NFS) */
     if (fd < 0)
         return fd;
     set_fd(i, fd); /* a close that starts from here sees it */
     int known = fstat(fd, st) == 0;
     see_slot_counts(); /* a close counted in its slot that missed own[i] is seen */
-    close_counts(&s1, &e1);
-    if (known && (s1 != s0 || e0 != s0)) {
+    if (known && (close_counts(NULL) != s0 || e0 != s0)) {
         /* A close ran while the fd was in no slot: once none is in flight
          * (a close stuck in a file system's flush has let go of its number
          * already), the number must still name the file at that name. */
