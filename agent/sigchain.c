@@ -21,6 +21,7 @@
 
 struct chain {
     int owned;             /* the kernel's handler is the agent's */
+    int own_flags;         /* the agent's SA_RESTART and SA_ONSTACK, kept while the program has no handler */
     struct sigaction prog; /* the program's action: what we chain to */
     struct sigaction ours; /* the agent's action as installed */
 };
@@ -82,13 +83,20 @@ static int kernel_set(int sig, const struct sigaction *act)
     return real ? real(sig, act, NULL) : (errno = ENOSYS, -1);
 }
 
-/* Locked: the kernel's SA_RESTART follows the program's action. */
+/* The flags of the kernel's action that follow the program's handler:
+ * SA_RESTART (a call the signal interrupts restarts as without the agent)
+ * and SA_ONSTACK (the kernel runs our handler, and so the program's
+ * chained from it, on the stack it would give the program's: a handler
+ * set without SA_ONSTACK never runs on a small alternate stack). */
+#define FOLLOWED (SA_RESTART | SA_ONSTACK)
+
+/* Locked: the kernel's action made to follow the program's. */
 static int sync_kernel(int sig, struct chain *c, int force)
 {
-    int restart = is_fn(&c->prog) ? c->prog.sa_flags & SA_RESTART : SA_RESTART;
-    if (!force && (c->ours.sa_flags & SA_RESTART) == restart)
+    int want = (is_fn(&c->prog) ? c->prog.sa_flags : c->own_flags) & FOLLOWED;
+    if (!force && (c->ours.sa_flags & FOLLOWED) == want)
         return 0;
-    c->ours.sa_flags = (c->ours.sa_flags & ~SA_RESTART) | restart;
+    c->ours.sa_flags = (c->ours.sa_flags & ~FOLLOWED) | want;
     return kernel_set(sig, &c->ours);
 }
 
@@ -114,6 +122,7 @@ int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags
         c->ours.sa_sigaction = fn;
         c->ours.sa_mask = *mask;
         c->ours.sa_flags = SA_SIGINFO | flags;
+        c->own_flags = SA_RESTART | flags;
         if (sync_kernel(sig, c, 1) < 0) {
             rc = -1;
             err = errno;

@@ -100,7 +100,8 @@ got=$("$D9_DECODER" events --json "$D9_TMP/stale/crash_after.$pid.2" | grep -c '
 # Faults the program's own handler recovers from (a JVM's null checks, V8's
 # WebAssembly bounds checks) are no crash: no crash.d9, and the agent keeps
 # both its handler and its safe loads. recover: 3 recovered faults (the
-# handler runs with the signal mask it has without the agent), a nanosleep
+# handler runs with the signal mask it has without the agent, and set
+# without SA_ONSTACK on the thread's stack, not its 8 KiB alternate one), a nanosleep
 # of 1234567 ns (its PARK must say so: the safe load is still armed), the
 # wakes, then a real crash whose dump (the only writer of the wakes,
 # DIAL9_FLUSH_MS=60000) must hold them all. recovered and jump (a
@@ -123,6 +124,7 @@ for mode in continuous flight; do
         recover*)
             grep -q '^recovered 3$' "$D9_TMP/err" || d9_fail "$mode $how: $(cat "$D9_TMP/err")"
             grep -q '^handler mask ok$' "$D9_TMP/err" || d9_fail "$mode $how: the handler ran with another mask than without the agent"
+            grep -q '^handler stack ok$' "$D9_TMP/err" || d9_fail "$mode $how: the handler (no SA_ONSTACK) ran on the alternate stack"
             ;;
         jump) grep -q '^jumped$' "$D9_TMP/err" || d9_fail "$mode jump: $(cat "$D9_TMP/err")" ;;
         esac

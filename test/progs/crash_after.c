@@ -25,7 +25,11 @@
  *                            the SIGSEGV handler makes the page writable
  *                            and returns (prints "recovered 3", and
  *                            "handler mask ok" when SIGSEGV and not SIGUSR1
- *                            was blocked in it); then one
+ *                            was blocked in it). The thread has an 8 KiB
+ *                            alternate stack and the handler is set without
+ *                            SA_ONSTACK: it must run on the thread's stack
+ *                            (prints "handler stack ok"), where it uses
+ *                            16 KiB; then one
  *                            nanosleep of 1234567 ns ("slept 0"), then as
  *                            handler (its handler takes the null write).
  *   crash_after recovered T N as recover, then returns 0 from main.
@@ -96,7 +100,15 @@ static void exit_handler(int sig, siginfo_t *si, void *uc)
 /* recover: the pages a handler makes writable. */
 static uint8_t *guarded;
 static size_t page_size;
-static volatile int recovered, mask_ok = 1;
+static volatile int recovered, mask_ok = 1, stack_ok = 1;
+
+/* 16 KiB of the handler's stack, more than the alternate stack holds. */
+static __attribute__((noinline)) void use_stack(void)
+{
+    volatile char pad[16 << 10];
+    pad[0] = 1;
+    pad[sizeof(pad) - 1] = 1;
+}
 
 static void recover_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -108,6 +120,11 @@ static void recover_handler(int sig, siginfo_t *si, void *uc)
         if (pthread_sigmask(SIG_SETMASK, NULL, &now) != 0 || sigismember(&now, SIGSEGV) != 1 ||
             sigismember(&now, SIGUSR1) != 0)
             mask_ok = 0;
+        stack_t ss; /* the kernel runs a handler set without SA_ONSTACK on the thread's stack */
+        if (sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_ONSTACK))
+            stack_ok = 0;
+        else
+            use_stack();
         if (mprotect(page, page_size, PROT_READ | PROT_WRITE) == 0) {
             recovered++;
             return; /* the write runs again, and succeeds */
@@ -116,16 +133,29 @@ static void recover_handler(int sig, siginfo_t *si, void *uc)
     handler(sig);
 }
 
+static void small_altstack(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 8192;
+    uint8_t *p = mmap(NULL, page + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED || mprotect(p, page, PROT_NONE) != 0)
+        _exit(3);
+    stack_t ss = {.ss_sp = p + page, .ss_size = size};
+    if (sigaltstack(&ss, NULL) != 0)
+        _exit(3);
+}
+
 static void recover_faults(void)
 {
     page_size = (size_t)sysconf(_SC_PAGESIZE);
     guarded = mmap(NULL, 3 * page_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (guarded == MAP_FAILED)
         _exit(3);
+    small_altstack();
     on_segv(recover_handler, 0);
     for (int i = 0; i < 3; i++)
         ((volatile uint8_t *)guarded)[(size_t)i * page_size + 8] = 1;
-    fprintf(stderr, "recovered %d\nhandler mask %s\n", recovered, mask_ok ? "ok" : "wrong");
+    fprintf(stderr, "recovered %d\nhandler mask %s\nhandler stack %s\n", recovered, mask_ok ? "ok" : "wrong",
+            stack_ok ? "ok" : "wrong");
     struct timespec ts = {0, 1234567};
     fprintf(stderr, "slept %d\n", nanosleep(&ts, NULL));
 }
@@ -158,17 +188,6 @@ static void usr2_handler(int sig)
     static const char msg[] = "usr2 ran\n";
     (void)sig;
     write(2, msg, sizeof(msg) - 1);
-}
-
-static void small_altstack(void)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 8192;
-    uint8_t *p = mmap(NULL, page + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED || mprotect(p, page, PROT_NONE) != 0)
-        _exit(3);
-    stack_t ss = {.ss_sp = p + page, .ss_size = size};
-    if (sigaltstack(&ss, NULL) != 0)
-        _exit(3);
 }
 
 static void overflow_handler(int sig, siginfo_t *si, void *uc)
