@@ -1,5 +1,5 @@
 /* hotpath.c - cost of the interposers per call, for bench/run.sh.
- * usage: hotpath MODE N [WARM [BLOCK]]
+ * usage: hotpath MODE N [WARM [BLOCK [EVICT]]]
  * Without BLOCK: N calls as the program makes them (through the agent when
  * it is preloaded); prints "MODE ns_per_call".
  * WARM: that many untimed calls first, then a 300 ms pause: the agent's ring
@@ -12,7 +12,13 @@
  * definition (dlsym on libc.so.6, which the agent never sees), the pair's
  * order drawn at random.
  * Prints "MODE libc_ns agent_ns added_ns": medians over the pairs of ns per
- * call, and the median of the pairs' differences. Runs in separate
+ * call, and the median of the pairs' differences.
+ * EVICT (bytes, with BLOCK): before each block, a read of one byte in every
+ * 64 of a buffer of EVICT bytes, untimed. With BLOCK 1 and EVICT past the
+ * last-level cache (64 MiB here, against 32 MiB of L3), each call finds
+ * its code, data and page-table entries as a service's thread finds them
+ * after a long sleep: in memory, not in any cache or TLB. libc's side pays
+ * its own misses too; the difference is the agent's. Runs in separate
  * processes differ by this VM's state (its fast and slow phases move a 1 us
  * syscall by tens of ns); blocks a fraction of a millisecond apart do not.
  * Modes (each call below makes the agent record one event, or count one poll):
@@ -190,9 +196,15 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
     }
 }
 
-/* ns per call of one block of n calls. */
+/* EVICT's buffer (main). */
+static const volatile uint8_t *evict_buf;
+static size_t evict_len;
+
+/* ns per call of one block of n calls (after the eviction, when asked). */
 static double timed_block(enum mode m, const struct calls *c, struct fixture *fx, long n)
 {
+    for (size_t i = 0; i < evict_len; i += 64)
+        (void)evict_buf[i];
     uint64_t t0 = now_ns();
     run(m, c, fx, n);
     return (double)(now_ns() - t0) / (double)n;
@@ -244,17 +256,25 @@ static int parse_mode(const char *s)
 
 int main(int argc, char **argv)
 {
-    int mi = argc >= 3 && argc <= 5 ? parse_mode(argv[1]) : -1;
+    int mi = argc >= 3 && argc <= 6 ? parse_mode(argv[1]) : -1;
     long n = argc >= 3 ? atol(argv[2]) : 0, warm = argc >= 4 ? atol(argv[3]) : 0;
-    long block = argc == 5 ? atol(argv[4]) : 0;
-    if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block)) {
+    long block = argc >= 5 ? atol(argv[4]) : 0, evict = argc == 6 ? atol(argv[5]) : 0;
+    if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
         fprintf(stderr,
                 "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
-                "file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park N [WARM [BLOCK]]\n",
+                "file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
     }
     enum mode m = (enum mode)mi;
+    if (evict) {
+        uint8_t *b = malloc((size_t)evict);
+        if (!b)
+            return 1;
+        memset(b, 1, (size_t)evict); /* its pages mapped now, not in a timed pair */
+        evict_buf = b;
+        evict_len = (size_t)evict;
+    }
     struct calls libc;
     if (block && libc_calls(&libc) != 0) {
         fprintf(stderr, "hotpath: libc's definitions not found: %s\n", dlerror());

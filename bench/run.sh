@@ -126,6 +126,31 @@ if [ "$QUICK" = 1 ]; then
   # Without the off2 control: 3 rounds of it would not fit in 2 minutes, nor resolve much.
   BENCH_ROUNDS=$ROUNDS BENCH_SECS=3 BENCH_PEERS=0 BENCH_FIELDS=0 BENCH_MODES="off dial9" bench/services.sh memcached
 else
+echo "## Hot path with cold caches, in one process: ns per call (median of $ROUNDS rounds)"
+echo
+echo "\`hotpath MODE 500 0 1 67108864\`: 500 pairs of one call through the agent and one to libc's own"
+echo "definition, in an order drawn at random, each call after an untimed read of one byte in every 64"
+echo "of 64 MiB (twice this machine's last-level cache, if it is 32 MiB or less): its code, data and"
+echo "page-table entries come from memory, as a service thread's do after a long sleep. A round's figure"
+echo "is the median over its pairs; the table gives the median over rounds and their range. forwarder:"
+echo "the same under bench/passthrough.so (syscall(), write() and epoll_wait() only)."
+echo
+echo "| call | libc ns | agent ns | added ns (range) | forwarder added ns |"
+echo "|---|---|---|---|---|"
+COLD_MODES="cond_signal futex_wake eventfd epoll_park cond_park mutex file_pread file_openclose"
+for r in $(seq "$ROUNDS"); do
+  for mode in $COLD_MODES; do
+    on taskset -c 0 "$BUILD/bench/hotpath" "$mode" 500 0 1 67108864 >> "$tmp/$mode.cold.agent"
+    LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$mode" 500 0 1 67108864 >> "$tmp/$mode.cold.fwd"
+  done
+done
+for mode in $COLD_MODES; do
+  f=$tmp/$mode.cold
+  echo "| $mode | $(awk '{print $2}' "$f.agent" | median) | $(awk '{print $3}' "$f.agent" | median) |" \
+    "$(awk '{print $4}' "$f.agent" | median) ($(awk '{print $4}' "$f.agent" | sort -g | head -1) to" \
+    "$(awk '{print $4}' "$f.agent" | sort -g | tail -1)) | $(awk '{print $4}' "$f.fwd" | median) |"
+done
+echo
 echo "## Instructions per call (callgrind, stable on a noisy machine)"
 echo
 echo "The calling thread's instructions (the hot path the application pays) and,"
