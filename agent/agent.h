@@ -76,6 +76,7 @@ struct d9_tls {
     uint8_t nowait_call;       /* call of the latest zero-timeout poll */
     _Atomic uint16_t in_direct; /* the system call of the direct wait it is in, or 0 (direct.h) */
     _Atomic uint8_t kicked;     /* set by d9_direct_cancel_requested before its signal */
+    uintptr_t direct_sp;        /* the stack pointer of the latest direct wait's hook (d9_direct_jumped) */
 };
 /* One TLS block: its offset is one GOT load in a shared library, where
  * three variables took three. The names below are its members. */

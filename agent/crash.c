@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "direct.h"
 #include "encode.h"
 #include "flight.h"
 #include "lifecycle.h"
@@ -442,12 +443,14 @@ D9_EXPORT void _Exit(int status)
 /* A jump out of the program's fault handler: it recovered, and a later
  * exit of the thread is no crash. A jump inside the handler clears the
  * mark too: an exit of that handler then goes without a dump, the safe
- * side. The real function never returns. */
+ * side. A jump out of a handler that interrupted a direct wait leaves the
+ * wait (d9_direct_jumped). The real function never returns. */
 #define D9_JUMP(name)                                                          \
     D9_EXPORT __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val) \
     {                                                                          \
         if (in_prog.sig)                                                       \
             in_prog.sig = 0;                                                   \
+        d9_direct_jumped(env);                                                 \
         D9_REAL(name)(env, val);                                               \
         __builtin_trap();                                                      \
     }

@@ -137,7 +137,38 @@ out:
     errno = saved;
 }
 
+/* glibc keeps a jmp_buf's stack pointer mangled (sysdeps/unix/sysv/linux/
+ * x86_64/sysdep.h PTR_MANGLE: xor with the pointer guard at %fs:0x30, then
+ * rotate left by 17; jmpbuf-offsets.h: JB_RSP is 6). */
+static uintptr_t jump_sp(const struct __jmp_buf_tag *env)
+{
+    uintptr_t guard, v = (uintptr_t)env->__jmpbuf[6];
+    __asm__("mov %%fs:0x30, %0" : "=r"(guard));
+    return ((v >> 17) | (v << 47)) ^ guard;
+}
+
+/* Farther than any thread's stack: env's stack pointer is then on another. */
+#define D9_JUMP_REACH ((uintptr_t)1 << 30)
+
+void d9_direct_jumped(const struct __jmp_buf_tag *env)
+{
+    if (!atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed))
+        return;
+    uintptr_t to = jump_sp(env), hook = d9_tls.direct_sp;
+    if (to <= hook || to - hook > D9_JUMP_REACH)
+        return; /* into the handler's own frames, or onto another stack */
+    stack_t ss; /* a handler on the alternate stack jumping within it */
+    if (d9_sys3(SYS_sigaltstack, 0, (long)&ss, 0) == 0 && !(ss.ss_flags & SS_DISABLE)) {
+        uintptr_t lo = (uintptr_t)ss.ss_sp;
+        if (to - lo < ss.ss_size && hook - lo >= ss.ss_size)
+            return;
+    }
+    atomic_store_explicit(&d9_tls.in_direct, 0, memory_order_relaxed);
+    atomic_store_explicit(&d9_tls.kicked, 0, memory_order_relaxed);
+}
+
 #else
+void d9_direct_jumped(const struct __jmp_buf_tag *env) { (void)env; }
 void d9_direct_init(void) {}
 struct d9_slot *d9_direct_cancel_requested(pthread_t th)
 {

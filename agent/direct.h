@@ -58,6 +58,7 @@
 #define DIAL9_DIRECT_H
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -90,6 +91,15 @@ struct d9_slot *d9_direct_cancel_requested(pthread_t th) D9_HIDDEN;
  * is out of its direct wait (at most ~200 ms; a line on stderr if it never
  * leaves). Preserves errno. */
 void d9_direct_cancelled(struct d9_slot *s, pthread_t th) D9_HIDDEN;
+
+/* Called by the longjmp interposers (crash.c) before the jump to env: a
+ * jump out of a signal handler that interrupted a direct wait leaves the
+ * wait without its hook's end, so the thread is marked out of it (and not
+ * kicked) when env's stack pointer is above the hook's on the same stack.
+ * Otherwise a later pthread_cancel of the thread would wait 200 ms for it
+ * to leave a wait it is not in. A jump within the handler changes
+ * nothing. Async-signal-safe; preserves errno. */
+void d9_direct_jumped(const struct __jmp_buf_tag *env) D9_HIDDEN;
 
 /* Acquire: a call that sees its bit ran before any cancel request. */
 static inline int d9_direct_on(int path)

@@ -104,6 +104,14 @@ static inline __attribute__((always_inline)) int wait_direct(long nr, long a1, l
         return wait_glibc(nr, a1, a2, a3, timeout);
     /* A signal handler's wait may nest in the thread's: restored, not cleared. */
     uint16_t outer = atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed);
+    /* For a jump out of a handler (d9_direct_jumped). A nested wait's is
+     * lower, and left when it ends: a jump between the two is then taken
+     * for one out of the outer wait, whose system call a handler running
+     * there has already ended. */
+    uintptr_t sp;
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+    d9_tls.direct_sp = sp;
+    atomic_signal_fence(memory_order_release); /* before in_direct, for a handler here */
     atomic_store_explicit(&d9_tls.in_direct, (uint16_t)nr, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst); /* the cancel's membarrier orders it for the hardware */
     if (D9_UNLIKELY(!d9_direct_on(path))) {

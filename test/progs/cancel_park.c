@@ -6,7 +6,9 @@
  * timeout; the whole write once the pipe is read; never EINTR); a thread
  * that was not the target is not
  * disturbed, and a later cancel still reaches a wait that began before
- * the first. A cancel pending at a regular file's read or write acts there,
+ * the first. A thread whose signal handler jumped out of its wait
+ * (siglongjmp) is no longer in it: a later cancel returns at once. A
+ * cancel pending at a regular file's read or write acts there,
  * and a read or write blocked on a FIFO opened by path is cancelled in it.
  * Run plain and under the agent (test_hooks_semantics.sh).
  *
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -334,6 +337,66 @@ static void fifo_cancelled_in(int write_side)
     CHECK(!atomic_load(&f.returned));
 }
 
+/* jumped_out: a thread in an epoll wait, whose SIGUSR1 handler jumps out
+ * of it (stage 1 -> 2), then spins until told (stage 3). */
+static sigjmp_buf jump_env;
+static _Atomic int jump_stage;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    siglongjmp(jump_env, 1);
+}
+
+static void *jumper(void *p)
+{
+    int ep = *(int *)p;
+    struct epoll_event ev;
+    epoll_wait(ep, &ev, 1, 1); /* the thread's first park */
+    if (!sigsetjmp(jump_env, 1)) {
+        atomic_store(&jump_stage, 1);
+        epoll_wait(ep, &ev, 1, -1); /* nothing comes: only the handler ends it */
+        atomic_store(&jump_stage, -1);
+        return NULL;
+    }
+    /* The jump skipped the end of glibc's cancellation point (its wrapper
+     * turns asynchronous cancellation on for the system call): deferred
+     * again, as before the wait. It runs on, in no cancellation point,
+     * until told. */
+    pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+    atomic_store(&jump_stage, 2);
+    while (atomic_load(&jump_stage) != 3)
+        ;
+    pthread_testcancel();
+    return NULL;
+}
+
+/* pthread_cancel of the thread after it jumped out of its wait returns
+ * at once (with glibc alone it never waits): nothing takes it for a thread
+ * still in a wait the agent made. */
+static void jumped_out(void)
+{
+    struct sigaction sa = {.sa_handler = jump_out};
+    sigemptyset(&sa.sa_mask);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    pthread_t th;
+    CHECK(ep >= 0 && sigaction(SIGUSR1, &sa, NULL) == 0 && pthread_create(&th, NULL, jumper, &ep) == 0);
+    while (atomic_load(&jump_stage) == 0)
+        sleep_ms(1);
+    sleep_ms(50);
+    CHECK(pthread_kill(th, SIGUSR1) == 0);
+    while (atomic_load(&jump_stage) == 1)
+        sleep_ms(1);
+    CHECK(atomic_load(&jump_stage) == 2);
+    uint64_t t0 = now_ms();
+    CHECK(pthread_cancel(th) == 0);
+    uint64_t took = now_ms() - t0;
+    CHECK(took < 50);
+    atomic_store(&jump_stage, 3);
+    void *res = NULL;
+    CHECK(join_soon(th, &res) == 0 && res == PTHREAD_CANCELED);
+}
+
 /* Runs fn in a child process; adds the child's check counts to ours. */
 static void in_child(void (*fn)(void))
 {
@@ -404,6 +467,7 @@ int main(void)
     in_child(fifo_write);
     in_child(bystander_undisturbed);
     in_child(later_cancel);
+    in_child(jumped_out);
     printf("cancel_park: %d checks, %d failed\n", checks, failed);
     return failed ? 1 : 0;
 }
