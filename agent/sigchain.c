@@ -21,7 +21,6 @@
 
 struct chain {
     int owned;             /* the kernel's handler is the agent's */
-    int own_flags;         /* the agent's SA_RESTART and SA_ONSTACK, kept while the program has no handler */
     struct sigaction prog; /* the program's action: what we chain to */
     struct sigaction ours; /* the agent's action as installed */
 };
@@ -87,13 +86,16 @@ static int kernel_set(int sig, const struct sigaction *act)
  * SA_RESTART (a call the signal interrupts restarts as without the agent)
  * and SA_ONSTACK (the kernel runs our handler, and so the program's
  * chained from it, on the stack it would give the program's: a handler
- * set without SA_ONSTACK never runs on a small alternate stack). */
+ * set without SA_ONSTACK never runs on a small alternate stack). Both are
+ * on while the program has no handler: the agent's handlers restart what
+ * they interrupt, and run on an alternate stack, where a stack overflow
+ * can still be dumped. */
 #define FOLLOWED (SA_RESTART | SA_ONSTACK)
 
 /* Locked: the kernel's action made to follow the program's. */
 static int sync_kernel(int sig, struct chain *c, int force)
 {
-    int want = (is_fn(&c->prog) ? c->prog.sa_flags : c->own_flags) & FOLLOWED;
+    int want = is_fn(&c->prog) ? c->prog.sa_flags & FOLLOWED : FOLLOWED;
     if (!force && (c->ours.sa_flags & FOLLOWED) == want)
         return 0;
     c->ours.sa_flags = (c->ours.sa_flags & ~FOLLOWED) | want;
@@ -122,7 +124,6 @@ int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags
         c->ours.sa_sigaction = fn;
         c->ours.sa_mask = *mask;
         c->ours.sa_flags = SA_SIGINFO | flags;
-        c->own_flags = SA_RESTART | flags;
         if (sync_kernel(sig, c, 1) < 0) {
             rc = -1;
             err = errno;

@@ -36,7 +36,7 @@
  * action as the program's. When the current action is SIG_IGN and
  * skip_ignored, nothing is installed. SA_RESTART and SA_ONSTACK are taken
  * from the program's action while it is a handler, and follow its changes
- * (SA_RESTART on, SA_ONSTACK as flags, while it is SIG_DFL or SIG_IGN).
+ * (both on while it is SIG_DFL or SIG_IGN).
  * Returns 1 installed, 0 skipped, -1 error (errno). */
 int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags, const sigset_t *mask,
                         int skip_ignored);
