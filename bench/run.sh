@@ -98,14 +98,19 @@ inproc_round() {
   DIAL9_BUFFER_EVENTS=16384 on taskset -c 0 "$BUILD/bench/hotpath" "$1" "$2" 20000 50 >> "$f.agent"
   LD_PRELOAD=$BUILD/bench/passthrough.so taskset -c 0 "$BUILD/bench/hotpath" "$1" "$2" 20000 50 >> "$f.fwd"
 }
+# ab_cells F: "libc | agent | added (range)", medians over the rounds of
+# hotpath's A/B lines in F.agent ("MODE libc_ns agent_ns added_ns").
+ab_cells() {
+  local f=$1.agent
+  echo "$(awk '{print $2}' "$f" | median) | $(awk '{print $3}' "$f" | median) |" \
+    "$(awk '{print $4}' "$f" | median) ($(awk '{print $4}' "$f" | sort -g | head -1) to" \
+    "$(awk '{print $4}' "$f" | sort -g | tail -1))"
+}
 # inproc_row MODE EVENTS: the row; keeps the added ns per event in $tmp/MODE.recorded.
 inproc_row() {
-  local mode=$1 events=$2 f=$tmp/$1.inproc a b d lo hi w
-  a=$(awk '{print $2}' "$f.agent" | median); b=$(awk '{print $3}' "$f.agent" | median)
-  d=$(awk '{print $4}' "$f.agent" | median); w=$(awk '{print $4}' "$f.fwd" | median)
-  lo=$(awk '{print $4}' "$f.agent" | sort -g | head -1); hi=$(awk '{print $4}' "$f.agent" | sort -g | tail -1)
-  awk -v d="$d" -v e="$events" 'BEGIN{printf "%.1f\n", d / e}' > "$tmp/$mode.recorded"
-  echo "| $mode | $a | $b | $d ($lo to $hi) | $(cat "$tmp/$mode.recorded") | $w |"
+  local mode=$1 events=$2 f=$tmp/$1.inproc
+  awk '{print $4}' "$f.agent" | median | awk -v e="$events" '{printf "%.1f\n", $1 / e}' > "$tmp/$mode.recorded"
+  echo "| $mode | $(ab_cells "$f") | $(cat "$tmp/$mode.recorded") | $(awk '{print $4}' "$f.fwd" | median) |"
 }
 # Round by round over the modes, so that a stretch of the VM's state falls on
 # every mode's rounds alike, not on all of one mode's (session 33).
@@ -145,10 +150,7 @@ for r in $(seq "$ROUNDS"); do
   done
 done
 for mode in $COLD_MODES; do
-  f=$tmp/$mode.cold
-  echo "| $mode | $(awk '{print $2}' "$f.agent" | median) | $(awk '{print $3}' "$f.agent" | median) |" \
-    "$(awk '{print $4}' "$f.agent" | median) ($(awk '{print $4}' "$f.agent" | sort -g | head -1) to" \
-    "$(awk '{print $4}' "$f.agent" | sort -g | tail -1)) | $(awk '{print $4}' "$f.fwd" | median) |"
+  echo "| $mode | $(ab_cells "$tmp/$mode.cold") | $(awk '{print $4}' "$tmp/$mode.cold.fwd" | median) |"
 done
 echo
 echo "## Instructions per call (callgrind, stable on a noisy machine)"
