@@ -33,11 +33,9 @@ static struct chain chains[NSIG];
  * (950 ms by default). Both paths keep errno. */
 static _Atomic uint32_t lk;
 
-static void lock(sigset_t *old)
+/* The lock alone: the caller has every signal blocked. */
+static void lock_blocked(void)
 {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, old);
     uint32_t c = 0;
     if (atomic_compare_exchange_strong_explicit(&lk, &c, 1, memory_order_acquire, memory_order_relaxed))
         return;
@@ -52,13 +50,26 @@ static void lock(sigset_t *old)
     errno = err;
 }
 
-static void unlock(const sigset_t *old)
+static void unlock_blocked(void)
 {
     if (atomic_exchange_explicit(&lk, 0, memory_order_release) == 2) {
         int err = errno;
         d9_futex(&lk, FUTEX_WAKE_PRIVATE, 1, NULL);
         errno = err;
     }
+}
+
+static void lock(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+    lock_blocked();
+}
+
+static void unlock(const sigset_t *old)
+{
+    unlock_blocked();
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
@@ -144,12 +155,15 @@ void d9_sigchain_get(int sig, struct sigaction *out)
     unlock(&old);
 }
 
-int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc, int all_blocked)
 {
     struct chain *c = &chains[sig];
     struct sigaction sa;
     sigset_t old;
-    lock(&old);
+    if (all_blocked)
+        lock_blocked();
+    else
+        lock(&old);
     sa = c->prog;
     if (is_fn(&sa) && (sa.sa_flags & SA_RESETHAND)) { /* the kernel resets on delivery */
         if (!d9_in_vfork) {
@@ -159,13 +173,23 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
             kernel_set(sig, &dfl);
         }
     }
-    unlock(&old); /* old: the mask this handler runs with (sig blocked) */
+    if (all_blocked)
+        unlock_blocked();
+    else
+        unlock(&old); /* old: the mask this handler runs with (sig blocked) */
     if (!is_fn(&sa))
         return 0;
     /* The kernel would run it with the interrupted thread's mask plus its
      * sa_mask: the agent's own (every signal, for a crash) is not it. The
-     * kernel fills the first 8 bytes of uc_sigmask, all a mask call reads. */
-    sigset_t during = uc ? ((const ucontext_t *)uc)->uc_sigmask : old;
+     * kernel fills the first 8 bytes of uc_sigmask, all a mask call reads.
+     * Without uc, the mask this handler runs with. */
+    sigset_t during;
+    if (uc)
+        during = ((const ucontext_t *)uc)->uc_sigmask;
+    else if (all_blocked)
+        sigfillset(&during);
+    else
+        during = old;
     for (int s = 1; s < NSIG; s++)
         if (sigismember(&sa.sa_mask, s) == 1)
             sigaddset(&during, s);
@@ -178,7 +202,8 @@ int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
         sa.sa_sigaction(sig, si, uc);
     else
         sa.sa_handler(sig);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Left at `during`: the caller returns to the kernel, whose sigreturn
+     * sets the mask uc holds, as after the program's handler alone. */
     return 1;
 }
 

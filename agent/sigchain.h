@@ -49,8 +49,12 @@ void d9_sigchain_get(int sig, struct sigaction *out);
  * the interrupted thread (uc's; the current one without uc) plus sa_mask
  * meanwhile, sig blocked unless SA_NODEFER, SA_RESETHAND resets
  * the program's action to SIG_DFL first. Returns 1 when a handler ran,
- * 0 when the action is SIG_DFL or SIG_IGN (nothing done). Async-signal-safe. */
-int d9_sigchain_call(int sig, siginfo_t *si, void *uc);
+ * 0 when the action is SIG_DFL or SIG_IGN (nothing done). The mask is
+ * left as the program's handler ran with it: the caller returns to the
+ * kernel right after, and sigreturn sets uc's. all_blocked: the agent's
+ * handler runs with every signal blocked (its sa_mask), so the chain's
+ * lock needs no mask change of its own. Async-signal-safe. */
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc, int all_blocked);
 
 /* Gives sig back: the kernel gets the program's action, later sigaction
  * calls go straight to the kernel. Async-signal-safe. */

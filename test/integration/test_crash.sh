@@ -125,6 +125,7 @@ for mode in continuous flight; do
             grep -q '^recovered 3$' "$D9_TMP/err" || d9_fail "$mode $how: $(cat "$D9_TMP/err")"
             grep -q '^handler mask ok$' "$D9_TMP/err" || d9_fail "$mode $how: the handler ran with another mask than without the agent"
             grep -q '^handler stack ok$' "$D9_TMP/err" || d9_fail "$mode $how: the handler (no SA_ONSTACK) ran on the alternate stack"
+            grep -q '^mask after ok$' "$D9_TMP/err" || d9_fail "$mode $how: the thread's mask after the handler is not its own"
             ;;
         jump) grep -q '^jumped$' "$D9_TMP/err" || d9_fail "$mode jump: $(cat "$D9_TMP/err")" ;;
         esac

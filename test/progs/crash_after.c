@@ -23,9 +23,11 @@
  * WebAssembly bounds checks do (first thing in main, before the threads):
  *   crash_after recover T N  3 pages mapped PROT_NONE, each touched once:
  *                            the SIGSEGV handler makes the page writable
- *                            and returns (prints "recovered 3", and
- *                            "handler mask ok" when SIGSEGV and not SIGUSR1
- *                            was blocked in it). The thread has an 8 KiB
+ *                            and returns (prints "recovered 3";
+ *                            "handler mask ok" when SIGSEGV and the thread's
+ *                            own SIGUSR2, and not SIGUSR1, were blocked in
+ *                            it; "mask after ok" when the thread's mask is
+ *                            its own again after). The thread has an 8 KiB
  *                            alternate stack and the handler is set without
  *                            SA_ONSTACK: it must run on the thread's stack
  *                            (prints "handler stack ok"), where it uses
@@ -116,9 +118,9 @@ static void recover_handler(int sig, siginfo_t *si, void *uc)
     uint8_t *a = si->si_addr;
     if (guarded && a >= guarded && a < guarded + 3 * page_size) {
         uint8_t *page = guarded + (size_t)(a - guarded) / page_size * page_size;
-        sigset_t now; /* as the kernel sets it: the thread's mask (here none) plus the signal */
+        sigset_t now; /* as the kernel sets it: the thread's mask (SIGUSR2) plus the signal */
         if (pthread_sigmask(SIG_SETMASK, NULL, &now) != 0 || sigismember(&now, SIGSEGV) != 1 ||
-            sigismember(&now, SIGUSR1) != 0)
+            sigismember(&now, SIGUSR2) != 1 || sigismember(&now, SIGUSR1) != 0)
             mask_ok = 0;
         stack_t ss; /* the kernel runs a handler set without SA_ONSTACK on the thread's stack */
         if (sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_ONSTACK))
@@ -152,10 +154,18 @@ static void recover_faults(void)
         _exit(3);
     small_altstack();
     on_segv(recover_handler, 0);
+    sigset_t usr2, after;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &usr2, NULL);
     for (int i = 0; i < 3; i++)
         ((volatile uint8_t *)guarded)[(size_t)i * page_size + 8] = 1;
-    fprintf(stderr, "recovered %d\nhandler mask %s\nhandler stack %s\n", recovered, mask_ok ? "ok" : "wrong",
-            stack_ok ? "ok" : "wrong");
+    /* Back from each handler, the thread's own mask again: SIGUSR2 alone. */
+    int after_ok = pthread_sigmask(SIG_SETMASK, NULL, &after) == 0 && sigismember(&after, SIGUSR2) == 1 &&
+                   sigismember(&after, SIGSEGV) == 0 && sigismember(&after, SIGUSR1) == 0;
+    pthread_sigmask(SIG_UNBLOCK, &usr2, NULL);
+    fprintf(stderr, "recovered %d\nhandler mask %s\nhandler stack %s\nmask after %s\n", recovered,
+            mask_ok ? "ok" : "wrong", stack_ok ? "ok" : "wrong", after_ok ? "ok" : "wrong");
     struct timespec ts = {0, 1234567};
     fprintf(stderr, "slept %d\n", nanosleep(&ts, NULL));
 }
