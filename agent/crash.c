@@ -351,7 +351,7 @@ static int chain_fault(int sig, siginfo_t *si, void *uc)
     in_prog.sig = sig;
     in_prog.frame = (uintptr_t)__builtin_frame_address(0);
     atomic_signal_fence(memory_order_seq_cst);
-    int ran = d9_sigchain_call(sig, si, uc, 1); /* on_crash blocks every signal (d9_crash_init) */
+    int ran = d9_sigchain_call(sig, si, uc);
     atomic_signal_fence(memory_order_seq_cst);
     in_prog = outer;
     return ran;

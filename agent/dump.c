@@ -67,7 +67,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     /* The program's handler, installed before or after ours (sigchain.h),
      * still runs. A default or ignored disposition is not applied: the
      * signal asks for a dump (the default would kill). */
-    d9_sigchain_call(sig, si, uc, 0);
+    d9_sigchain_call(sig, si, uc);
 }
 
 void d9_dump_after_fork_child(void)

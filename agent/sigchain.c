@@ -21,6 +21,7 @@
 
 struct chain {
     int owned;             /* the kernel's handler is the agent's */
+    int blocks_all;        /* the agent's handler runs with every signal blocked (its sa_mask) */
     struct sigaction prog; /* the program's action: what we chain to */
     struct sigaction ours; /* the agent's action as installed */
 };
@@ -135,6 +136,12 @@ int d9_sigchain_install(int sig, void (*fn)(int, siginfo_t *, void *), int flags
         c->ours.sa_sigaction = fn;
         c->ours.sa_mask = *mask;
         c->ours.sa_flags = SA_SIGINFO | flags;
+        sigset_t all; /* as lock() blocks them: glibc's full set leaves out its own two */
+        sigfillset(&all);
+        c->blocks_all = 1;
+        for (int s = 1; s < NSIG; s++)
+            if (sigismember(&all, s) == 1 && sigismember(mask, s) != 1)
+                c->blocks_all = 0;
         if (sync_kernel(sig, c, 1) < 0) {
             rc = -1;
             err = errno;
@@ -155,11 +162,12 @@ void d9_sigchain_get(int sig, struct sigaction *out)
     unlock(&old);
 }
 
-int d9_sigchain_call(int sig, siginfo_t *si, void *uc, int all_blocked)
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc)
 {
     struct chain *c = &chains[sig];
     struct sigaction sa;
     sigset_t old;
+    int all_blocked = c->blocks_all; /* set before the handler was installed */
     if (all_blocked)
         lock_blocked();
     else

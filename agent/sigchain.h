@@ -51,10 +51,10 @@ void d9_sigchain_get(int sig, struct sigaction *out);
  * the program's action to SIG_DFL first. Returns 1 when a handler ran,
  * 0 when the action is SIG_DFL or SIG_IGN (nothing done). The mask is
  * left as the program's handler ran with it: the caller returns to the
- * kernel right after, and sigreturn sets uc's. all_blocked: the agent's
- * handler runs with every signal blocked (its sa_mask), so the chain's
- * lock needs no mask change of its own. Async-signal-safe. */
-int d9_sigchain_call(int sig, siginfo_t *si, void *uc, int all_blocked);
+ * kernel right after, and sigreturn sets uc's. When the agent's handler
+ * blocks every signal (its mask at install), the chain's lock makes no
+ * mask change of its own. Async-signal-safe. */
+int d9_sigchain_call(int sig, siginfo_t *si, void *uc);
 
 /* Gives sig back: the kernel gets the program's action, later sigaction
  * calls go straight to the kernel. Async-signal-safe. */
