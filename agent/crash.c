@@ -365,16 +365,8 @@ static int chain_fault(int sig, siginfo_t *si, void *uc)
 #define D9_CRASH_HANDLER_DEPTH (8u << 20)
 static int in_handler_now(void)
 {
-    uintptr_t here = (uintptr_t)__builtin_frame_address(0), top = in_prog.frame;
-    if (!in_prog.sig || here >= top || top - here > D9_CRASH_HANDLER_DEPTH)
-        return 0;
-    stack_t ss;
-    if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE)) {
-        uintptr_t lo = (uintptr_t)ss.ss_sp;
-        if ((top - lo < ss.ss_size) != (here - lo < ss.ss_size))
-            return 0;
-    }
-    return 1;
+    return in_prog.sig && d9_sigstack_below((uintptr_t)__builtin_frame_address(0), in_prog.frame,
+                                            D9_CRASH_HANDLER_DEPTH);
 }
 
 void d9_crash_at_exit(void)

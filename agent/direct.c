@@ -13,6 +13,7 @@
 #include "log.h"
 #include "nocancel.h"
 #include "real.h"
+#include "sigchain.h"
 
 _Atomic int d9_direct;
 static int waits_were_on; /* d9_direct_init set D9_DIRECT_EPOLL or D9_DIRECT_POLL */
@@ -154,15 +155,10 @@ void d9_direct_jumped(const struct __jmp_buf_tag *env)
 {
     if (!atomic_load_explicit(&d9_tls.in_direct, memory_order_relaxed))
         return;
-    uintptr_t to = jump_sp(env), hook = d9_tls.direct_sp;
-    if (to <= hook || to - hook > D9_JUMP_REACH)
-        return; /* into the handler's own frames, or onto another stack */
-    stack_t ss; /* a handler on the alternate stack jumping within it */
-    if (d9_sys3(SYS_sigaltstack, 0, (long)&ss, 0) == 0 && !(ss.ss_flags & SS_DISABLE)) {
-        uintptr_t lo = (uintptr_t)ss.ss_sp;
-        if (to - lo < ss.ss_size && hook - lo >= ss.ss_size)
-            return;
-    }
+    /* Not into the handler's own frames, nor onto another stack (a handler
+     * on the alternate stack jumping within it). */
+    if (!d9_sigstack_below(d9_tls.direct_sp, jump_sp(env), D9_JUMP_REACH))
+        return;
     atomic_store_explicit(&d9_tls.in_direct, 0, memory_order_relaxed);
     atomic_store_explicit(&d9_tls.kicked, 0, memory_order_relaxed);
 }

@@ -240,6 +240,21 @@ void d9_sigchain_exec(int back)
     unlock(&old);
 }
 
+int d9_sigstack_below(uintptr_t low, uintptr_t high, uintptr_t reach)
+{
+    if (low >= high || high - low > reach)
+        return 0;
+    int err = errno;
+    stack_t ss;
+    int same = 1;
+    if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE)) {
+        uintptr_t lo = (uintptr_t)ss.ss_sp;
+        same = (low - lo < ss.ss_size) == (high - lo < ss.ss_size);
+    }
+    errno = err;
+    return same;
+}
+
 /* ---- Interposers --------------------------------------------------------- */
 
 D9_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)

@@ -31,6 +31,7 @@
 #define DIAL9_SIGCHAIN_H
 
 #include <signal.h>
+#include <stdint.h>
 
 /* Installs fn (SA_SIGINFO | flags, mask) for sig, keeping the current
  * action as the program's. When the current action is SIG_IGN and
@@ -55,6 +56,13 @@ void d9_sigchain_get(int sig, struct sigaction *out);
  * blocks every signal (its mask at install), the chain's lock makes no
  * mask change of its own. Async-signal-safe. */
 int d9_sigchain_call(int sig, siginfo_t *si, void *uc);
+
+/* 1 when the address low lies below high, at most reach bytes, on the same
+ * stack of the calling thread: both on its alternate signal stack, or
+ * neither (stacks grow down on the targets built for). Tells whether a
+ * frame is inside another's call (crash.c) or a jump leaves it (direct.c).
+ * Async-signal-safe; keeps errno. */
+int d9_sigstack_below(uintptr_t low, uintptr_t high, uintptr_t reach);
 
 /* Gives sig back: the kernel gets the program's action, later sigaction
  * calls go straight to the kernel. Async-signal-safe. */
