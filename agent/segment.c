@@ -155,7 +155,7 @@ void d9_seg_close_end(uint32_t *ended)
 static inline unsigned own_hit(unsigned first, unsigned last)
 {
     unsigned hit = 0;
-#pragma GCC unroll 4 /* FD_N loads and compares, no loop: every host close runs it */
+#pragma GCC unroll FD_N /* FD_N loads and compares, no loop: every host close runs it */
     for (int i = 0; i < FD_N; i++) {
         int fd = fd_of(i);
         hit |= (unsigned)(fd >= 0 && (unsigned)fd - first <= last - first) << i;
