@@ -11,20 +11,6 @@ _Atomic int32_t d9_fd_peers[D9_FD_MAX];
 
 static inline int tracked(int fd) { return (unsigned)fd < D9_FD_MAX; }
 
-static inline void put(int fd, unsigned byte)
-{
-    /* Skip the store when unchanged: close() of an ordinary fd stays a load
-     * and never dirties a page. */
-    if (atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) != byte)
-        atomic_store_explicit(&d9_fd_kinds[fd], (uint8_t)byte, memory_order_relaxed);
-}
-
-void d9_fd_set(int fd, unsigned kind)
-{
-    if (tracked(fd))
-        put(fd, kind & D9_FDK_KIND);
-}
-
 void d9_fd_copy(int fd, struct d9_fd_copy_of from)
 {
     if (!tracked(fd))
@@ -32,18 +18,18 @@ void d9_fd_copy(int fd, struct d9_fd_copy_of from)
     if ((from.byte & D9_FDK_KIND) == D9_FD_PIPE)
         atomic_store_explicit(&d9_fd_peers[fd], from.peer, memory_order_relaxed);
     /* A copy of a waker write end wakes the same read end. */
-    put(fd, from.byte & ~D9_FDK_NONBLOCK);
+    d9_fd_put(fd, from.byte & ~D9_FDK_NONBLOCK);
 }
 
 void d9_fd_set_pipe(int rd, int wr, int flags)
 {
     if (tracked(rd)) {
         atomic_store_explicit(&d9_fd_peers[rd], wr, memory_order_relaxed);
-        put(rd, D9_FD_PIPE);
+        d9_fd_put(rd, D9_FD_PIPE);
     }
     if (tracked(wr)) {
         atomic_store_explicit(&d9_fd_peers[wr], rd, memory_order_relaxed);
-        put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | (flags & O_NONBLOCK ? D9_FDK_NONBLOCK : 0));
+        d9_fd_put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | (flags & O_NONBLOCK ? D9_FDK_NONBLOCK : 0));
     }
 }
 
@@ -65,7 +51,7 @@ int d9_fd_pipe_watched(int rd)
         return 0;
     int wr = write_end_of(rd);
     if (wr >= 0)
-        put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
+        d9_fd_put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
     return 1;
 }
 
@@ -78,25 +64,20 @@ void d9_fd_set_nonblock(int fd, int nonblock)
      * end names, when fd is that one or a copy of it. */
     int wr = write_end_of(atomic_load_explicit(&d9_fd_peers[fd], memory_order_relaxed));
     if (!nonblock) {
-        put(fd, b & ~D9_FDK_NONBLOCK);
+        d9_fd_put(fd, b & ~D9_FDK_NONBLOCK);
         if (wr >= 0)
-            put(wr, d9_fd_byte(wr) & ~D9_FDK_NONBLOCK);
+            d9_fd_put(wr, d9_fd_byte(wr) & ~D9_FDK_NONBLOCK);
     } else if (wr == fd) {
-        put(fd, b | D9_FDK_NONBLOCK);
+        d9_fd_put(fd, b | D9_FDK_NONBLOCK);
     }
 }
 
-void d9_fd_forget(int fd)
+void d9_fd_forget_pipe(int rd)
 {
-    if (!tracked(fd))
-        return;
-    unsigned b = d9_fd_byte(fd);
-    if (b == D9_FD_PIPE) { /* a read end: its writer no longer wakes anyone */
-        int wr = write_end_of(fd);
-        if (wr >= 0)
-            put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W);
-    }
-    put(fd, D9_FD_UNKNOWN);
+    int wr = write_end_of(rd);
+    if (wr >= 0)
+        d9_fd_put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W);
+    d9_fd_put(rd, D9_FD_UNKNOWN);
 }
 
 /* Eight kind bytes read at once (aligned: fd % 8 == 0). */

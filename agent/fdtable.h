@@ -44,8 +44,17 @@ static inline unsigned d9_fd_byte(int fd)
 
 static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND; }
 
-/* A newly made fd of this kind (flags cleared; close() need not run first). */
-void d9_fd_set(int fd, unsigned kind);
+/* Stores byte for a tracked fd, and nothing when it is already so: close()
+ * of an ordinary fd stays a load and never dirties a page. */
+static inline void d9_fd_put(int fd, unsigned byte)
+{
+    if ((unsigned)fd < D9_FD_MAX && atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) != byte)
+        atomic_store_explicit(&d9_fd_kinds[fd], (uint8_t)byte, memory_order_relaxed);
+}
+
+/* A newly made fd of this kind (flags cleared; close() need not run first).
+ * Inline, as d9_fd_forget: every host open and close runs them. */
+static inline void d9_fd_set(int fd, unsigned kind) { d9_fd_put(fd, kind & D9_FDK_KIND); }
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
 /* fcntl(fd, F_SETFL) or ioctl(fd, FIONBIO) made fd's open file description
@@ -84,8 +93,18 @@ static inline struct d9_fd_copy_of d9_fd_copy_read(int old)
  * fd of the open file description alone, so that d9_fd_set_nonblock can
  * find it. */
 void d9_fd_copy(int fd, struct d9_fd_copy_of from);
-/* fd is being closed: forget it, and stop treating its pipe peer as a waker. */
-void d9_fd_forget(int fd);
+/* d9_fd_forget of a pipe read end: its write end stops being a waker. */
+void d9_fd_forget_pipe(int rd);
+/* fd is being closed: forget it, and stop treating its pipe peer as a
+ * waker. b: d9_fd_byte(fd), read just before (a close reads it anyway). */
+static inline void d9_fd_forget_byte(int fd, unsigned b)
+{
+    if (__builtin_expect(b == D9_FD_PIPE, 0))
+        d9_fd_forget_pipe(fd);
+    else if (b)
+        atomic_store_explicit(&d9_fd_kinds[fd], 0, memory_order_relaxed);
+}
+static inline void d9_fd_forget(int fd) { d9_fd_forget_byte(fd, d9_fd_byte(fd)); }
 /* Forget fds first..last inclusive (close_range). */
 void d9_fd_clear_range(unsigned first, unsigned last);
 /* The kind fstat gives fd (UNKNOWN when it fails): a syscall, so only on

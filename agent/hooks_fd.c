@@ -60,9 +60,17 @@ static inline void tbl_nonblock(int fd, int nonblock)
         d9_fd_set_nonblock(fd, nonblock);
 }
 
-/* [first, last] are about to be closed by the host: forget their kinds;
- * tell the segment layer (not for the agent's own closes: d9_busy).
- * Returns the count closed() bumps after the real call, or NULL. */
+/* The closes below, once the table has forgotten the fds: tell the segment
+ * layer (not for the agent's own closes: d9_busy). Returns the count
+ * closed() bumps after the real call, or NULL. */
+static inline uint32_t *close_gate(unsigned first, unsigned last)
+{
+    if (D9_UNLIKELY(d9_busy))
+        return NULL;
+    return d9_seg_close_begin(first, last);
+}
+
+/* [first, last] are about to be closed by the host: forget their kinds. */
 static inline uint32_t *closing_range(unsigned first, unsigned last)
 {
     if (fds_untouched() || first > last)
@@ -73,14 +81,18 @@ static inline uint32_t *closing_range(unsigned first, unsigned last)
         d9_fd_forget((int)first);
     else
         d9_fd_clear_range(first, last);
-    if (D9_UNLIKELY(d9_busy))
-        return NULL;
-    return d9_seg_close_begin(first, last);
+    return close_gate(first, last);
 }
 
-static inline uint32_t *closing(int fd)
+/* fd, whose kind byte the caller just read, is about to be closed. */
+static inline uint32_t *closing(int fd, unsigned byte)
 {
-    return fd >= 0 ? closing_range((unsigned)fd, (unsigned)fd) : NULL;
+    if (fd < 0 || fds_untouched())
+        return NULL;
+    if (fd == 2)
+        d9_log_stderr(0);
+    d9_fd_forget_byte(fd, byte);
+    return close_gate((unsigned)fd, (unsigned)fd);
 }
 
 static inline void closed(uint32_t *ended)
@@ -242,7 +254,7 @@ D9_EXPORT int epoll_create1(int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     struct d9_fd_copy_of from_ = d9_fd_copy_read(old);                         \
     unsigned kind_ = from_.byte & D9_FDK_KIND;                                 \
-    uint32_t *ends_ = (copy_cond) ? closing(new) : NULL; /* replaced: closed */ \
+    uint32_t *ends_ = (copy_cond) ? closing(new, d9_fd_byte(new)) : NULL; /* replaced: closed */ \
     struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_ args;                                                     \
     closed(ends_);                                                             \
@@ -327,12 +339,12 @@ D9_EXPORT int ioctl(int fd, unsigned long req, ...)
 D9_EXPORT int close(int fd)
 {
     D9_REAL_OR_FAIL(real_, close, -1);
-    unsigned kind = d9_fd_kind(fd);
-    uint32_t *ends = closing(fd);
+    unsigned byte = d9_fd_byte(fd);
+    uint32_t *ends = closing(fd, byte);
     struct d9_timed t0 = d9_slow_start();
     int ret = real_(fd);
     closed(ends);
-    d9_slow_end(t0, D9_CALL_CLOSE, fd, kind | D9_SLOW_FINAL);
+    d9_slow_end(t0, D9_CALL_CLOSE, fd, (byte & D9_FDK_KIND) | D9_SLOW_FINAL);
     return ret;
 }
 
