@@ -44,8 +44,9 @@ static inline unsigned d9_fd_byte(int fd)
 
 static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND; }
 
-/* Stores byte for a tracked fd, and nothing when it is already so: close()
- * of an ordinary fd stays a load and never dirties a page. */
+/* Stores byte for a tracked fd, and nothing when it is already so: a call
+ * that changes no kind (a socket made on a number that was a socket) stays
+ * a load and dirties no page. */
 static inline void d9_fd_put(int fd, unsigned byte)
 {
     if ((unsigned)fd < D9_FD_MAX && atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) != byte)
@@ -96,7 +97,9 @@ void d9_fd_copy(int fd, struct d9_fd_copy_of from);
 /* d9_fd_forget of a pipe read end: its write end stops being a waker. */
 void d9_fd_forget_pipe(int rd);
 /* fd is being closed: forget it, and stop treating its pipe peer as a
- * waker. b: d9_fd_byte(fd), read just before (a close reads it anyway). */
+ * waker. b: d9_fd_byte(fd), read just before (a close reads it anyway);
+ * non-zero only for a tracked fd, and a close of an fd the table never
+ * knew stays a load. */
 static inline void d9_fd_forget_byte(int fd, unsigned b)
 {
     if (__builtin_expect(b == D9_FD_PIPE, 0))

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -70,21 +71,8 @@ static inline uint32_t *close_gate(unsigned first, unsigned last)
     return d9_seg_close_begin(first, last);
 }
 
-/* [first, last] are about to be closed by the host: forget their kinds. */
-static inline uint32_t *closing_range(unsigned first, unsigned last)
-{
-    if (fds_untouched() || first > last)
-        return NULL;
-    if (first <= 2 && last >= 2)
-        d9_log_stderr(0);
-    if (first == last)
-        d9_fd_forget((int)first);
-    else
-        d9_fd_clear_range(first, last);
-    return close_gate(first, last);
-}
-
-/* fd, whose kind byte the caller just read, is about to be closed. */
+/* fd, whose kind byte the caller just read, is about to be closed by the
+ * host: forget its kind. */
 static inline uint32_t *closing(int fd, unsigned byte)
 {
     if (fd < 0 || fds_untouched())
@@ -93,6 +81,19 @@ static inline uint32_t *closing(int fd, unsigned byte)
         d9_log_stderr(0);
     d9_fd_forget_byte(fd, byte);
     return close_gate((unsigned)fd, (unsigned)fd);
+}
+
+/* [first, last] are about to be closed by the host: forget their kinds. */
+static inline uint32_t *closing_range(unsigned first, unsigned last)
+{
+    if (first == last && first <= INT_MAX)
+        return closing((int)first, d9_fd_byte((int)first));
+    if (fds_untouched() || first > last)
+        return NULL;
+    if (first <= 2 && last >= 2)
+        d9_log_stderr(0);
+    d9_fd_clear_range(first, last);
+    return close_gate(first, last);
 }
 
 static inline void closed(uint32_t *ended)
