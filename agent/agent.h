@@ -189,6 +189,9 @@ void d9_note_nowait(uint8_t call);
 /* ---- Park / unpark helpers used by every blocking interposer ----------- */
 
 void d9_writer_kick(void); /* a ring is more than half full: drain soon (writer.c) */
+/* A thread ended a long park: kicks the writer when it sleeps its idle
+ * sleep (writer.c, idle_sleep); one relaxed load otherwise. */
+void d9_writer_doorbell(void);
 
 /* Owner: wakes the writer when its perf ring of switches is half full
  * (loads, no syscall unless the writer sleeps; scheduling.h). Checked at

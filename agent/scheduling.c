@@ -172,6 +172,7 @@ void d9_sched_unpark(struct d9_slot *s, uint64_t ts)
         sc->read_stamp = ts;
         d9_tls.stat_after = ts + d9_stat_gap_stamps;
     }
+    d9_writer_doorbell(); /* a long park ended: an idle writer goes back to its period */
     errno = saved;
 }
 

@@ -37,6 +37,7 @@ static _Atomic int running;        /* a writer thread exists */
 static _Atomic int stopping;
 static _Atomic uint32_t kicked;    /* futex word: work is waiting */
 static _Atomic int sleeping;       /* the writer is (about to be) in FUTEX_WAIT */
+static _Atomic int idle;           /* the writer sleeps its idle sleep: the doorbell kicks it */
 static _Atomic int names_flag;     /* some thread was renamed by another */
 static pid_t writer_pid;           /* the process the writer thread runs in */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
@@ -57,6 +58,7 @@ static size_t out_cap;
 static struct d9_enc enc;
 static struct d9_raw_event batch[D9_POP_BATCH];
 static uint32_t seg_blocks;  /* blocks in the open segment */
+static uint64_t taken;       /* events put into blocks so far (quiet cycles: writer_main) */
 static uint64_t discarded;   /* events not written after a failure */
 
 /* What a block stands for, per thread: events it holds, and weight = those
@@ -121,6 +123,12 @@ void d9_writer_kick(void)
     }
 }
 
+void d9_writer_doorbell(void)
+{
+    if (atomic_load_explicit(&idle, memory_order_relaxed))
+        d9_writer_kick();
+}
+
 void d9_names_changed(void) { atomic_store_explicit(&names_flag, 1, memory_order_relaxed); }
 
 /* Sleeps until kicked, stopping, or deadline (CLOCK_MONOTONIC ns). */
@@ -143,6 +151,26 @@ static void wait_for_work(uint64_t deadline)
 /* ---- Blocks and segments ---------------------------------------------- */
 
 static uint64_t flush_period(void) { return (uint64_t)d9_cfg.flush_ms * 1000000u; }
+
+/* A process that records nothing need not wake its writer every period
+ * (an idle writer's wake-up costs 24-45 us of CPU on the bench VM, 4 a
+ * second; nginx's master records nothing: docs/BENCH-HISTORY.md, session
+ * 49). After D9_QUIET_CYCLES quiet cycles in a row (cycle()), the writer
+ * sleeps idle_sleep() and raises idle; a thread that ends a park of 20 us
+ * or more whose schedstat read is due (d9_sched_unpark: at most every
+ * DIAL9_SCHED_GAP_MS a thread, so the first long park to end after a quiet
+ * spell) rings the doorbell, d9_writer_doorbell, which kicks the writer
+ * back to its period. Events the doorbell misses (a thread that records
+ * without ending a long park, DIAL9_SCHED=0) wait for the idle sleep's
+ * end: 8 periods, at most 2 s, and never less than one period. */
+#define D9_QUIET_CYCLES 2
+#define D9_IDLE_PERIODS 8
+#define D9_IDLE_SLEEP_MAX_NS 2000000000u
+static uint64_t idle_sleep(void)
+{
+    uint64_t p = flush_period(), s = p * D9_IDLE_PERIODS;
+    return s < D9_IDLE_SLEEP_MAX_NS ? s : p > D9_IDLE_SLEEP_MAX_NS ? p : D9_IDLE_SLEEP_MAX_NS;
+}
 
 static inline void count_for(struct tid_counts *c, uint32_t tid, uint32_t events, uint64_t weight)
 {
@@ -352,14 +380,17 @@ size_t d9_writer_take_block(uint8_t *buf, size_t cap)
 /* Adds the *k events put inline (put_next) to the block's count. */
 static inline void put_settle(struct d9_slot *s, uint32_t *k)
 {
-    if (*k)
+    if (*k) {
         count_for(&meta, s->tid, *k, *k);
+        taken += *k;
+    }
     *k = 0;
 }
 
 /* Encodes ev in s's chunk, flushing the block when it is full. */
 static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
 {
+    taken++;
     if (ev->type == D9_EV_THREAD_NAME) { /* the name the header tables will show */
         size_t n = ev->len < 15 ? ev->len : 15;
         memcpy(s->name, &ev->a, n < 8 ? n : 8);
@@ -536,13 +567,17 @@ static int block_due(int asked, uint64_t now)
     return enc.events && (asked || atomic_load(&stopping) || now >= block_deadline(now));
 }
 
-static void cycle(void)
+/* One drain of every ring and what is due after it. 1 when the cycle was
+ * quiet: it found no event, and nothing waits to be written (no open
+ * block, no carried drops, no block kept through an outage). */
+static int cycle(void)
 {
     atomic_store(&in_cycle, 1);
     if (atomic_load(&quiesced)) { /* a crash handler reads the rings and the history */
         atomic_store(&in_cycle, 0);
-        return;
+        return 0;
     }
+    uint64_t taken0 = taken;
     uint32_t req = atomic_load(&flush_req);
     int names = atomic_exchange(&names_flag, 0);
     d9_clock_anchor(); /* before the pops: this cycle's events lie before the pair */
@@ -576,6 +611,8 @@ static void cycle(void)
         d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
     }
     atomic_store(&in_cycle, 0);
+    return taken == taken0 && !enc.events && !carry.n &&
+           (d9_cfg.mode == D9_MODE_FLIGHT || !d9_flight_blocks());
 }
 
 /* The writer inherits the scheduling policy of the thread that started it
@@ -613,9 +650,15 @@ static void *writer_main(void *arg)
         if (g == GATE_QUIT)
             return NULL;
     }
+    unsigned quiet = 0; /* quiet cycles in a row */
     while (!atomic_load(&stopping)) {
-        wait_for_work(block_deadline(d9_now())); /* a period, or less while a block is open */
-        cycle();
+        uint64_t now = d9_now();
+        /* a period, or less while a block is open; the idle sleep after a quiet spell */
+        wait_for_work(quiet >= D9_QUIET_CYCLES ? now + idle_sleep() : block_deadline(now));
+        atomic_store_explicit(&idle, 0, memory_order_relaxed);
+        quiet = cycle() ? quiet + 1 : 0;
+        if (quiet >= D9_QUIET_CYCLES)
+            atomic_store(&idle, 1); /* before the wait's sleeping store: a doorbell after it kicks */
     }
     cycle(); /* final drain: everything recorded before the stop */
     if (!atomic_load(&quiesced)) {
@@ -660,6 +703,7 @@ static int spawn(uint32_t first)
     d9_enc_init(&enc, raw, sizeof(raw));
     atomic_store(&stopping, 0);
     atomic_store(&kicked, 0);
+    atomic_store(&idle, 0);
     seg_blocks = 0;
     discarded = 0;
     meta.n = carry.n = 0;
