@@ -23,7 +23,9 @@
 #                       dial9_preempt (DIAL9_PREEMPT=1: per-thread perf_event
 #                       context switches too; with BENCH_PEERS=1 in the peer rounds)
 #                       dial9_perf (dial9 with `perf record -C 0` over the
-#                       load: where CPU 0's time goes)
+#                       load: where CPU 0's time goes), and dial9+VAR=V+...
+#                       (services_lib.sh's set_mode), e.g. a variant agent as
+#                       dial9+LD_PRELOAD=/path/variant.so
 #   BENCH_KEEP=DIR      keep the raw per-run data (runs.tsv, load outputs) in DIR
 #   BENCH_REPORT=FILE   no runs: the report of a kept runs.tsv
 #   BENCH_FIELDS=1      where the bytes of the first dial9 trace of each service go
@@ -61,7 +63,7 @@ note() { echo "services: $*" >&2; }
 # cpu_ticks (utime+stime of the server's process tree, tracer included, during the load)
 run_one() {
     local svc=$1 mode=$2 r=$3 port dir=$tmp/run res thr p99 extra pid ev=0 bytes=0 wt=0 wns=0 drop=0 tb=0 t0 t1 secs why="" rawb="" c0 cpu=""
-    local scale=1
+    local scale=1 load=$tmp/$svc.${mode//\//_}.$r.load # a mode may name a library by path
     case $mode in strace | uftrace) scale=0.25 ;; ltrace) scale=0.002 ;; esac
     rm -rf "$dir"; mkdir -p "$dir/svc"; cp -a "$tmp/svc.$svc/." "$dir/svc/" 2>/dev/null
     port=$(free_port); set_mode "$mode" "$dir"
@@ -79,7 +81,7 @@ run_one() {
         c0=$(tree_cpu "$srv_root")
         t0=$(date +%s.%N)
         [ "$mode" = dial9_perf ] && { perf record -q -e cpu-clock -C 0 -g -o "$tmp/perf.$svc.$r.data" -- sleep "$SECS" >/dev/null 2>&1 & }
-        res=$("load_$svc" "$port" "$scale" "$tmp/$svc.$mode.$r.load")
+        res=$("load_$svc" "$port" "$scale" "$load")
         t1=$(date +%s.%N)
         [ "$mode" = dial9_perf ] && { wait $!; for p in $(descendants "$srv_root"); do cat /proc/"$p"/task/*/comm; done >"$tmp/perf.$svc.$r.comms" 2>/dev/null; }
         read -r wt wns <<<"$(writer_cpu "$srv_root")"
@@ -92,7 +94,7 @@ run_one() {
     [ "$mode" = lttng ] && { lttng_q stop; lttng_q destroy "d9b$$"; }
     read -r thr p99 extra <<<"${res:-}"
     [ -n "${extra:-}" ] && why="${why:+$why; }load tool reported $extra"
-    [ -n "${thr:-}" ] || { thr=NA; p99=NA; why="${why:+$why; }no load result: $(tail -c 200 "$tmp/$svc.$mode.$r.load" 2>/dev/null | tr '\n' ' ')"; }
+    [ -n "${thr:-}" ] || { thr=NA; p99=NA; why="${why:+$why; }no load result: $(tail -c 200 "$load" 2>/dev/null | tr '\n' ' ')"; }
     if [[ $mode == dial9* ]] && [ -d "$dir/trace" ]; then
         ev=$("$DEC" summary --json "$dir/trace" 2>/dev/null | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["events"], s.get("dropped", 0))') ||
             why="${why:+$why; }decode failed"
