@@ -54,7 +54,7 @@ static inline void d9_fd_put(int fd, unsigned byte)
 }
 
 /* A newly made fd of this kind (flags cleared; close() need not run first).
- * Inline, as d9_fd_forget: every host open and close runs them. */
+ * Inline, as d9_fd_forget_byte: every host open and close runs them. */
 static inline void d9_fd_set(int fd, unsigned kind) { d9_fd_put(fd, kind & D9_FDK_KIND); }
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);

@@ -567,6 +567,9 @@ static int block_due(int asked, uint64_t now)
     return enc.events && (asked || atomic_load(&stopping) || now >= block_deadline(now));
 }
 
+/* Continuous mode: blocks kept in memory through an outage wait to be written. */
+static int kept_waiting(void) { return d9_cfg.mode != D9_MODE_FLIGHT && d9_flight_blocks(); }
+
 /* One drain of every ring and what is due after it. 1 when the cycle was
  * quiet: it found no event, and nothing waits to be written (no open
  * block, no carried drops, no block kept through an outage). */
@@ -597,7 +600,7 @@ static int cycle(void)
     int api, dump = d9_dump_take(reason, &api, now); /* after the drains, which may raise one */
     if (block_due(dump || req != atomic_load(&flush_done), now))
         flush_block();
-    if (d9_cfg.mode != D9_MODE_FLIGHT && d9_flight_blocks())
+    if (kept_waiting())
         write_kept();
     if (d9_seg_is_open() && seg_blocks &&
         d9_now() - d9_seg_opened_ns() >= (uint64_t)d9_cfg.rotation_secs * 1000000000u)
@@ -611,8 +614,7 @@ static int cycle(void)
         d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
     }
     atomic_store(&in_cycle, 0);
-    return taken == taken0 && !enc.events && !carry.n &&
-           (d9_cfg.mode == D9_MODE_FLIGHT || !d9_flight_blocks());
+    return taken == taken0 && !enc.events && !carry.n && !kept_waiting();
 }
 
 /* The writer inherits the scheduling policy of the thread that started it
