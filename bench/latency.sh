@@ -35,6 +35,11 @@
 #                          of CPU 0 on a slow day: p99 45-155 ms, many late)
 #   BENCH_PAIRS="off:dial9 off:off2"  the pairs A:B, as in paired.sh
 #   BENCH_LAT_TSV=FILE     also keep the per-round rows (runs.tsv's columns) there
+#   BENCH_LAT_TITLE=TEXT   the heading of the report (default: "Latency at a
+#                          fixed request rate, both servers at once")
+# A pair's B may be a peer (strace, uftrace, lttng: services_lib.sh's modes),
+# e.g. BENCH_PAIRS="off:dial9 off:lttng off:uftrace off:strace"; its CPU per
+# request then holds the tracer's own (see run_pair).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -53,17 +58,25 @@ CLIENT=$BUILD/bench/latency
 
 # run_pair SVC A B ROUND: appends "svc pair round", for A then B "sent late
 # p50 p99 p999 max" (us), then the on-CPU ns of A's and B's process trees
-# and of B's dial9-writer threads over the client's run, to runs.tsv.
+# and of B's dial9-writer threads over the client's run, to runs.tsv. A
+# peer's tree holds its tracer (strace, uftrace: the tree's root); an
+# lttng side also gets the session daemon's and its consumer's ns, which
+# write its trace (B is the only lttng side of a pair: set at the start).
 run_pair() {
     local svc=$1 a=$2 b=$3 r=$4 proto path out
-    start_pair "$svc" "$a" "$b" "$r" "$tmp" || return
+    if [ "$b" = lttng ] && ! lttng_begin "$tmp"; then
+        echo "latency: $svc $a:$b round $r: lttng session failed" >&2; return
+    fi
+    start_pair "$svc" "$a" "$b" "$r" "$tmp" || { [ "$b" = lttng ] && lttng_end; return; }
     read -r proto path <<<"$(target_of "$svc")"
-    local ca cb w0 wb
-    ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"
+    local ca cb w0 wb l0 l1
+    ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"; l0=$(lttng_ns)
     out=$(timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "$proto" "$pa,$pb" "$(rate_of "$svc")" "$LSECS" "$CONNS" $path \
         2>"$tmp/client.err")
-    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
+    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"; l1=$(lttng_ns)
+    [ "$b" = lttng ] && cb=$((cb + l1 - l0))
     stop_pair "$svc"
+    [ "$b" = lttng ] && lttng_end
     # "port P sent N late N p50_us X p99_us X p999_us X max_us X", A's line then B's
     if [ "$(wc -l <<<"$out")" != 2 ]; then
         echo "latency: $svc $a:$b round $r: $(head -c 200 "$tmp/client.err")" >&2; return
@@ -73,15 +86,29 @@ run_pair() {
         "$ca" "$cb" "$((wb - w0))" >>"$tmp/runs.tsv"
 }
 
+# The peers a pair may name (B only: A is the reference, off in practice).
+for p in "${PAIRS[@]}"; do
+    case ${p%%:*} in strace | ltrace | uftrace | lttng) echo "latency: a peer goes on B's side of a pair: $p" >&2; exit 2 ;; esac
+done
+keep=()
+for p in "${PAIRS[@]}"; do
+    case ${p#*:} in
+        strace | ltrace | uftrace) command -v "${p#*:}" >/dev/null || { echo "- ${p#*:}: skipped (not installed)"; continue; } ;;
+        lttng) lttng_ready || { echo "- lttng: skipped (not installed, or no session daemon)"; continue; } ;;
+    esac
+    keep+=("$p")
+done
+PAIRS=("${keep[@]}")
 run_pair_rounds "$tmp/runs.tsv"
 [ -z "${BENCH_LAT_TSV:-}" ] || cp "$tmp/runs.tsv" "$BENCH_LAT_TSV"
 rates=$(for svc in "${have[@]}"; do printf '%s %s/s, ' "$svc" "$(rate_of "$svc")"; done)
 
-python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" <<'PY'
+python3 - "$tmp/runs.tsv" "$ROUNDS" "$LSECS" "$CONNS" "$load0" "$load1" "$took" "${rates%, }" \
+    "${BENCH_LAT_TITLE:-Latency at a fixed request rate, both servers at once}" <<'PY'
 import sys, statistics as st
 sys.path.insert(0, "bench")
 from verdicts import cost_ratios, p99_ratios, rounds_below
-path, rounds, secs, conns, load0, load1, took, rates = sys.argv[1:9]
+path, rounds, secs, conns, load0, load1, took, rates, title = sys.argv[1:10]
 Q = ("p50", "p99", "p999")
 rows = []
 for l in open(path):
@@ -89,7 +116,7 @@ for l in open(path):
     side = lambda o: dict(sent=int(f[o]), late=int(f[o + 1]), p50=float(f[o + 2]), p99=float(f[o + 3]), p999=float(f[o + 4]))
     cpu = (int(f[15]), int(f[16]), int(f[17]))
     rows.append((f[0], f[1], side(3), side(9), cpu))
-print("## Latency at a fixed request rate, both servers at once (median of %s rounds)" % rounds)
+print("## %s (median of %s rounds)" % (title, rounds))
 print()
 print("Two servers of a service pinned to CPU 0 at the same time; one open-loop client (`bench/latency`) on "
       "CPU 1 sends each the same fixed rate (%s), request i of both due at the same time, %s connections to "
@@ -119,7 +146,9 @@ print("CPU per request at that rate: on-CPU ns of every thread of each server's 
       "(/proc/PID/task/TID/schedstat, the agent's writer included) over the client's run, over the "
       "requests sent to it (the same for both). Both servers answer the same requests at the same "
       "times, so neither batches more than the other, as they can when each is saturated by its "
-      "own load (paired.sh).")
+      "own load (paired.sh). A peer's CPU holds its tracer's: strace and uftrace run the server as their "
+      "child (the tree's root is the tracer), and for LTTng-UST the session daemon and its consumer, which "
+      "write its trace, are added to the server's.")
 print()
 print("| service | pair A:B | A CPU us/request | B CPU us/request | cost ratio B/A (range) | rounds B < A | B's writer us/request |")
 print("|---|---|---|---|---|---|---|")

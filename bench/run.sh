@@ -237,6 +237,14 @@ echo
 # open-loop client, with an A/A pair.
 BENCH_ROUNDS=$ROUNDS bench/latency.sh
 echo
+# The peers at the same fixed rates, each beside an off server: their CPU per
+# request (the tracer's own included) and latency, with dial9's pair in the
+# same rounds (BENCH_PEERS=0 leaves this out).
+if [ "${BENCH_PEERS:-1}" = 1 ]; then
+  BENCH_ROUNDS=${BENCH_PEER_ROUNDS:-3} BENCH_PAIRS="off:dial9 off:lttng off:uftrace off:strace" \
+    BENCH_LAT_TITLE="Peers at a fixed request rate, each beside an off server" bench/latency.sh
+  echo
+fi
 bench/memory.sh
 echo
 # Decoder events/s and peak RSS at 10M and 50M events (traces cached in build/bench/).

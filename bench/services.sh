@@ -43,14 +43,12 @@ PEER_ROUNDS=${BENCH_PEER_ROUNDS:-3}
 FIELDS=${BENCH_FIELDS:-1}
 LTRACE_SECS=3
 SERVICES=("$@"); [ ${#SERVICES[@]} -gt 0 ] || SERVICES=(redis memcached nginx tokio node)
-LTTNG_WRAPPER=$(ls /usr/lib/*/liblttng-ust-pthread-wrapper.so* 2>/dev/null | head -n 1)
 TCK=$(getconf CLK_TCK)
 
 tmp=$(mktemp -d /tmp/d9bench.XXXXXX)
-started_sessiond=""
 cleanup() {
     [ -n "${srv_root:-}" ] && kill -KILL "$srv_root" 2>/dev/null
-    [ -n "$started_sessiond" ] && kill "$started_sessiond" 2>/dev/null
+    lttng_quit
     if [ -n "${BENCH_KEEP:-}" ]; then mkdir -p "$BENCH_KEEP" && cp "$tmp"/runs.tsv "$tmp"/*.load "$tmp"/fields.* "$tmp"/perf.* "$BENCH_KEEP"/ 2>/dev/null; fi
     rm -rf "$tmp"
 }
@@ -67,10 +65,7 @@ run_one() {
     case $mode in strace | uftrace) scale=0.25 ;; ltrace) scale=0.002 ;; esac
     rm -rf "$dir"; mkdir -p "$dir/svc"; cp -a "$tmp/svc.$svc/." "$dir/svc/" 2>/dev/null
     port=$(free_port); set_mode "$mode" "$dir"
-    if [ "$mode" = lttng ]; then
-        lttng_q create "d9b$$" --output="$dir/lttng" && lttng_q enable-event -u 'lttng_ust_pthread:*' && lttng_q start ||
-            why="lttng session failed"
-    fi
+    [ "$mode" = lttng ] && { lttng_begin "$dir" || why="lttng session failed"; }
     [ "$mode" = ltrace ] && SECS_SAVE=$SECS && SECS=$LTRACE_SECS
     start_server "$svc" "$port" "$dir"
     srv_root=$srv_pid
@@ -91,7 +86,7 @@ run_one() {
     secs=$(awk -v a="${t0:-0}" -v b="${t1:-0}" 'BEGIN{printf "%.2f", b-a}')
     stop_server "$svc" "$srv_root" || why="${why:+$why; }killed after 60 s"
     srv_root=""
-    [ "$mode" = lttng ] && { lttng_q stop; lttng_q destroy "d9b$$"; }
+    [ "$mode" = lttng ] && lttng_end
     read -r thr p99 extra <<<"${res:-}"
     [ -n "${extra:-}" ] && why="${why:+$why; }load tool reported $extra"
     [ -n "${thr:-}" ] || { thr=NA; p99=NA; why="${why:+$why; }no load result: $(tail -c 200 "$load" 2>/dev/null | tr '\n' ' ')"; }
@@ -132,11 +127,8 @@ elif [ "$PEERS" = 1 ]; then
     command -v uftrace >/dev/null && modes+=(uftrace)
     [ -n "$LTTNG_WRAPPER" ] && command -v lttng >/dev/null && modes+=(lttng)
 fi
-if [[ " ${modes[*]} " == *" lttng "* ]] && ! lttng_q list; then
-    taskset -c 0 lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
-    started_sessiond=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
-    sleep 1
-    lttng_q list || { echo "- lttng: skipped (no session daemon)"; read -r -a modes <<<"${modes[*]/lttng/}"; }
+if [[ " ${modes[*]} " == *" lttng "* ]] && ! lttng_ready; then
+    echo "- lttng: skipped (no session daemon)"; read -r -a modes <<<"${modes[*]/lttng/}"
 fi
 : >"$tmp/runs.tsv"
 load0=$(cut -d' ' -f1-3 /proc/loadavg); start=$(date +%s)

@@ -104,6 +104,32 @@ set_mode() { # MODE RUNDIR
 }
 lttng_q() { lttng "$@" >/dev/null 2>&1; }
 
+# ---- LTTng-UST, a peer (mode lttng): its pthread wrapper is preloaded into
+# the server; the session daemon's consumer (a child of lttng-sessiond,
+# started --no-kernel and pinned to CPU 0 with the servers) writes the trace.
+LTTNG_WRAPPER=$(ls /usr/lib/*/liblttng-ust-pthread-wrapper.so* 2>/dev/null | head -n 1)
+started_sessiond=""
+# lttng_ready: 0 when a session daemon answers, starting one if none runs;
+# 1 when LTTng is not installed or no daemon answers.
+lttng_ready() {
+    [ -n "$LTTNG_WRAPPER" ] && command -v lttng >/dev/null || return 1
+    lttng_q list && return 0
+    taskset -c 0 lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+    started_sessiond=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
+    sleep 1
+    lttng_q list
+}
+# lttng_begin DIR: a session recording lttng_ust_pthread:* into DIR/lttng; lttng_end ends it.
+lttng_begin() { lttng_q create "d9b$$" --output="$1/lttng" && lttng_q enable-event -u 'lttng_ust_pthread:*' && lttng_q start; }
+lttng_end() { lttng_q stop; lttng_q destroy "d9b$$"; }
+# lttng_ns: on-CPU ns of the session daemon and its consumer so far (0 without a daemon).
+lttng_ns() {
+    local p; p=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
+    if [ -n "$p" ] && [ -d /proc/"$p" ]; then tree_ns "$p"; else echo 0; fi
+}
+# lttng_quit: stops the session daemon lttng_ready started, if it did.
+lttng_quit() { [ -n "$started_sessiond" ] && kill "$started_sessiond" 2>/dev/null; started_sessiond=""; }
+
 # descendants ROOT: ROOT and every process under it, parents first.
 descendants() {
     local p c; echo "$1"
@@ -205,11 +231,13 @@ start_pair() {
     sleep 0.3
 }
 stop_pair() { stop_server "$1" "$ra"; stop_server "$1" "$rb"; roots=(); }
-# pair_cleanup: on exit, kills what is left of the pair's servers and removes tmp.
+# pair_cleanup: on exit, kills what is left of the pair's servers, stops the
+# LTTng daemon lttng_ready started, and removes tmp.
 roots=()
 pair_cleanup() {
     local r p
     for r in "${roots[@]}"; do for p in $(descendants "$r" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; done
+    lttng_quit
     rm -rf "$tmp"
 }
 

@@ -61,7 +61,9 @@ class AARatios:
         """Prints the noise floor, then the verdict line of what."""
         if self.floor:
             print("- %s: " % self.floor_label + ", ".join("%s %s" % v[:2] for v in self.floor))
-        if self.verdict:
+        if self.verdict and not self.floor:
+            print("- %s: no verdict (these rounds ran no off:off2 pair, the floor a verdict is read against)" % what)
+        elif self.verdict:
             verdict_line(what, self.verdict, self.limit, {v[0]: v[2:] for v in self.floor}, self.vfmt)
 
 
