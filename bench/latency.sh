@@ -62,12 +62,13 @@ CLIENT=$BUILD/bench/latency
 # peer's tree holds its tracer (strace, uftrace: the tree's root); an
 # lttng side also gets the session daemon's and its consumer's ns, which
 # write its trace (B is the only lttng side of a pair: set at the start).
+lttng_done() { lttng_end; rm -rf "$tmp/peer"; } # a pair's trace is not kept: a run's would fill /tmp
 run_pair() {
     local svc=$1 a=$2 b=$3 r=$4 proto path out
-    if [ "$b" = lttng ] && ! lttng_begin "$tmp"; then
+    if [ "$b" = lttng ] && ! lttng_begin "$tmp/peer"; then
         echo "latency: $svc $a:$b round $r: lttng session failed" >&2; return
     fi
-    start_pair "$svc" "$a" "$b" "$r" "$tmp" || { [ "$b" = lttng ] && lttng_end; return; }
+    start_pair "$svc" "$a" "$b" "$r" "$tmp" || { [ "$b" = lttng ] && lttng_done; return; }
     read -r proto path <<<"$(target_of "$svc")"
     local ca cb w0 wb l0 l1
     ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"; l0=$(lttng_ns)
@@ -76,7 +77,7 @@ run_pair() {
     ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"; l1=$(lttng_ns)
     [ "$b" = lttng ] && cb=$((cb + l1 - l0))
     stop_pair "$svc"
-    [ "$b" = lttng ] && lttng_end
+    [ "$b" = lttng ] && lttng_done
     # "port P sent N late N p50_us X p99_us X p999_us X max_us X", A's line then B's
     if [ "$(wc -l <<<"$out")" != 2 ]; then
         echo "latency: $svc $a:$b round $r: $(head -c 200 "$tmp/client.err")" >&2; return
