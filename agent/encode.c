@@ -200,7 +200,7 @@ int d9_enc_event_full(struct d9_enc *e, const struct d9_raw_event *ev)
 
 /* An 'r' column (dial9_format.h): each value as its place in the list of
  * recent values, or 0 and the value; it moves to the front either way. */
-static size_t put_recent_column(D9_COL_ARGS, char src, uint32_t from, uint32_t to)
+static inline __attribute__((always_inline)) size_t put_recent_column(D9_COL_ARGS, char src, uint32_t from, uint32_t to)
 {
     uint64_t recent[D9_RECENT];
     unsigned nrecent = 0;
@@ -240,8 +240,13 @@ static inline __attribute__((always_inline)) size_t put_varint_column(D9_COL_ARG
 static size_t put_column(D9_COL_ARGS, const struct d9_schema_entry *s, size_t f, uint32_t from, uint32_t to)
 {
     char k = s->kinds[f], src = s->sources[f];
-    if (k == 'r')
-        return put_recent_column(p, ch, ord, src, from, to);
+    if (k == 'r') { /* the source picked once per column, as for the varints below */
+        switch (src) {
+        case 'a': return put_recent_column(p, ch, ord, 'a', from, to);
+        case 'b': return put_recent_column(p, ch, ord, 'b', from, to);
+        default: return put_recent_column(p, ch, ord, src, from, to);
+        }
+    }
     size_t n = 0;
     if (k == 'b') {
         for (uint32_t i = from; i < to; i++)
@@ -249,15 +254,24 @@ static size_t put_column(D9_COL_ARGS, const struct d9_schema_entry *s, size_t f,
         return n;
     }
     /* A varint column: each call below inlines source_value with a constant
-     * source, so the field is picked once per column, not per value. */
-    switch (src) {
-    case 'c': return put_varint_column(p, ch, ord, k, 'c', from, to);
-    case 'a': return put_varint_column(p, ch, ord, k, 'a', from, to);
-    case 'b': return put_varint_column(p, ch, ord, k, 'b', from, to);
-    case 'l': return put_varint_column(p, ch, ord, k, 'l', from, to);
-    case 'x': return put_varint_column(p, ch, ord, k, 'x', from, to);
-    default: return put_varint_column(p, ch, ord, k, 0, from, to);
+     * source and kind, so the field and the zigzag are picked once per
+     * column, not per value. (The kind picked here, the 'r' source above
+     * and the one-pass type and delta columns took 12-14 instructions an
+     * event off the encoding: docs/BENCH-HISTORY.md, session 50.) */
+#define D9_BY_SRC(K)                                                           \
+    switch (src) {                                                             \
+    case 'c': return put_varint_column(p, ch, ord, K, 'c', from, to);          \
+    case 'a': return put_varint_column(p, ch, ord, K, 'a', from, to);          \
+    case 'b': return put_varint_column(p, ch, ord, K, 'b', from, to);          \
+    case 'l': return put_varint_column(p, ch, ord, K, 'l', from, to);          \
+    case 'x': return put_varint_column(p, ch, ord, K, 'x', from, to);          \
+    default: return put_varint_column(p, ch, ord, K, 0, from, to);             \
     }
+    if (k == 's') {
+        D9_BY_SRC('s')
+    }
+    D9_BY_SRC('u')
+#undef D9_BY_SRC
 }
 
 /* The chunk layout (docs/FORMAT.md): header, type column, delta column,
@@ -282,17 +296,17 @@ void d9_enc_end_chunk(struct d9_enc *e)
     size_t n = d9_put_varint(p, e->tid);
     n += d9_put_varint(p + n, e->base_ts);
     n += d9_put_varint(p + n, cn);
-    /* The type column, each type counted as it goes: at[t + 1] is type t's
-     * count, then (summed) where its slice of ord starts. Events of an
-     * unknown type never enter a chunk, so t + 1 <= D9_EV_TYPE_MAX. */
+    /* The type column and the delta column in one pass, each type counted
+     * as it goes: at[t + 1] is type t's count, then (summed) where its
+     * slice of ord starts. Events of an unknown type never enter a chunk,
+     * so t + 1 <= D9_EV_TYPE_MAX. */
     uint32_t at[D9_EV_TYPE_MAX + 1] = {0}, start[D9_EV_TYPE_MAX + 1];
-    for (uint32_t i = 0; i < cn; i++) {
-        p[n + i] = ch[i].type;
-        at[ch[i].type + 1]++;
-    }
-    n += cn;
+    uint8_t *restrict types = p + n;
     uint64_t prev = e->base_ts;
+    n += cn;
     for (uint32_t i = 0; i < cn; i++) {
+        types[i] = ch[i].type;
+        at[ch[i].type + 1]++;
         n += d9_put_varint(p + n, ch[i].ts - prev);
         prev = ch[i].ts;
     }
