@@ -240,13 +240,8 @@ static inline __attribute__((always_inline)) size_t put_varint_column(D9_COL_ARG
 static size_t put_column(D9_COL_ARGS, const struct d9_schema_entry *s, size_t f, uint32_t from, uint32_t to)
 {
     char k = s->kinds[f], src = s->sources[f];
-    if (k == 'r') { /* the source picked once per column, as for the varints below */
-        switch (src) {
-        case 'a': return put_recent_column(p, ch, ord, 'a', from, to);
-        case 'b': return put_recent_column(p, ch, ord, 'b', from, to);
-        default: return put_recent_column(p, ch, ord, src, from, to);
-        }
-    }
+    if (k == 'r') /* every 'r' field's source is 'a' (dial9_format.h): picked once, as for the varints below */
+        return src == 'a' ? put_recent_column(p, ch, ord, 'a', from, to) : put_recent_column(p, ch, ord, src, from, to);
     size_t n = 0;
     if (k == 'b') {
         for (uint32_t i = from; i < to; i++)

@@ -58,10 +58,8 @@ CLIENT=$BUILD/bench/latency
 
 # run_pair SVC A B ROUND: appends "svc pair round", for A then B "sent late
 # p50 p99 p999 max" (us), then the on-CPU ns of A's and B's process trees
-# and of B's dial9-writer threads over the client's run, to runs.tsv. A
-# peer's tree holds its tracer (strace, uftrace: the tree's root); an
-# lttng side also gets the session daemon's and its consumer's ns, which
-# write its trace (B is the only lttng side of a pair: set at the start).
+# and of B's dial9-writer threads over the client's run, to runs.tsv. B may
+# be a peer: its ns then hold the tracer's own (peer_ns).
 lttng_done() { lttng_end; rm -rf "$tmp/peer"; } # a pair's trace is not kept: a run's would fill /tmp
 run_pair() {
     local svc=$1 a=$2 b=$3 r=$4 proto path out
@@ -70,12 +68,11 @@ run_pair() {
     fi
     start_pair "$svc" "$a" "$b" "$r" "$tmp" || { [ "$b" = lttng ] && lttng_done; return; }
     read -r proto path <<<"$(target_of "$svc")"
-    local ca cb w0 wb l0 l1
-    ca=$(tree_ns "$ra"); cb=$(tree_ns "$rb"); read -r _ w0 <<<"$(writer_cpu "$rb")"; l0=$(lttng_ns)
+    local ca cb w0 wb
+    ca=$(tree_ns "$ra"); cb=$(peer_ns "$rb" "$b"); read -r _ w0 <<<"$(writer_cpu "$rb")"
     out=$(timeout -k 5 $((LSECS + 30)) taskset -c 1 "$CLIENT" "$proto" "$pa,$pb" "$(rate_of "$svc")" "$LSECS" "$CONNS" $path \
         2>"$tmp/client.err")
-    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(tree_ns "$rb") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"; l1=$(lttng_ns)
-    [ "$b" = lttng ] && cb=$((cb + l1 - l0))
+    ca=$(($(tree_ns "$ra") - ca)); cb=$(($(peer_ns "$rb" "$b") - cb)); read -r _ wb <<<"$(writer_cpu "$rb")"
     stop_pair "$svc"
     [ "$b" = lttng ] && lttng_done
     # "port P sent N late N p50_us X p99_us X p999_us X max_us X", A's line then B's
@@ -87,17 +84,12 @@ run_pair() {
         "$ca" "$cb" "$((wb - w0))" >>"$tmp/runs.tsv"
 }
 
-# The peers a pair may name (B only: A is the reference, off in practice).
-for p in "${PAIRS[@]}"; do
-    case ${p%%:*} in strace | ltrace | uftrace | lttng) echo "latency: a peer goes on B's side of a pair: $p" >&2; exit 2 ;; esac
-done
+# A peer goes on B's side only (run_pair sets up and counts B's); pairs
+# whose peer cannot run here are left out.
 keep=()
 for p in "${PAIRS[@]}"; do
-    case ${p#*:} in
-        strace | ltrace | uftrace) command -v "${p#*:}" >/dev/null || { echo "- ${p#*:}: skipped (not installed)"; continue; } ;;
-        lttng) lttng_ready || { echo "- lttng: skipped (not installed, or no session daemon)"; continue; } ;;
-    esac
-    keep+=("$p")
+    case ${p%%:*} in strace | ltrace | uftrace | lttng) echo "latency: a peer goes on B's side of a pair: $p" >&2; exit 2 ;; esac
+    peer_available "${p#*:}" && keep+=("$p")
 done
 PAIRS=("${keep[@]}")
 run_pair_rounds "$tmp/runs.tsv"

@@ -226,7 +226,8 @@ echo "- last traced run: $ev events in $bytes bytes of segments: $(awk -v e="$ev
 echo
 # Real services (agent off vs on; BENCH_PEERS=0 leaves out strace, ltrace,
 # uftrace and LTTng), trace bytes/event, writer CPU; then memory per thread.
-BENCH_ROUNDS=$ROUNDS BENCH_PEERS=${BENCH_PEERS:-1} bench/services.sh
+PEERS=${BENCH_PEERS:-1}
+BENCH_ROUNDS=$ROUNDS BENCH_PEERS=$PEERS bench/services.sh
 echo
 # The same services' CPU per request, off and dial9 servers at the same time,
 # with an A/A pair for the noise floor (interleaved rounds cannot resolve 1% here).
@@ -240,7 +241,7 @@ echo
 # The peers at the same fixed rates, each beside an off server: their CPU per
 # request (the tracer's own included) and latency, with dial9's pair in the
 # same rounds (BENCH_PEERS=0 leaves this out).
-if [ "${BENCH_PEERS:-1}" = 1 ]; then
+if [ "$PEERS" = 1 ]; then
   BENCH_ROUNDS=${BENCH_PEER_ROUNDS:-3} BENCH_PAIRS="off:dial9 off:lttng off:uftrace off:strace" \
     BENCH_LAT_TITLE="Peers at a fixed request rate, each beside an off server" bench/latency.sh
   echo

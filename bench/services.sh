@@ -122,14 +122,11 @@ modes=(off dial9 off2) # off2 after dial9: it sees the order's lean at least as 
 if [ -n "${BENCH_MODES:-}" ]; then
     read -r -a modes <<<"$BENCH_MODES"
 elif [ "$PEERS" = 1 ]; then
-    modes+=(dial9_preempt)
-    command -v strace >/dev/null && modes+=(strace)
-    command -v uftrace >/dev/null && modes+=(uftrace)
-    [ -n "$LTTNG_WRAPPER" ] && command -v lttng >/dev/null && modes+=(lttng)
+    modes+=(dial9_preempt strace uftrace lttng)
 fi
-if [[ " ${modes[*]} " == *" lttng "* ]] && ! lttng_ready; then
-    echo "- lttng: skipped (no session daemon)"; read -r -a modes <<<"${modes[*]/lttng/}"
-fi
+keep=()
+for mode in "${modes[@]}"; do peer_available "$mode" && keep+=("$mode"); done
+modes=("${keep[@]}")
 : >"$tmp/runs.tsv"
 load0=$(cut -d' ' -f1-3 /proc/loadavg); start=$(date +%s)
 [ -n "${BENCH_REPORT:-}" ] && { cp "$BENCH_REPORT" "$tmp/runs.tsv"; cp "${BENCH_REPORT%/*}"/fields.* "${BENCH_REPORT%/*}"/perf.* "$tmp"/ 2>/dev/null

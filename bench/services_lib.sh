@@ -122,13 +122,27 @@ lttng_ready() {
 # lttng_begin DIR: a session recording lttng_ust_pthread:* into DIR/lttng; lttng_end ends it.
 lttng_begin() { lttng_q create "d9b$$" --output="$1/lttng" && lttng_q enable-event -u 'lttng_ust_pthread:*' && lttng_q start; }
 lttng_end() { lttng_q stop; lttng_q destroy "d9b$$"; }
-# lttng_ns: on-CPU ns of the session daemon and its consumer so far (0 without a daemon).
-lttng_ns() {
-    local p; p=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null)
-    if [ -n "$p" ] && [ -d /proc/"$p" ]; then tree_ns "$p"; else echo 0; fi
-}
 # lttng_quit: stops the session daemon lttng_ready started, if it did.
 lttng_quit() { [ -n "$started_sessiond" ] && kill "$started_sessiond" 2>/dev/null; started_sessiond=""; }
+# peer_available MODE: 0 for a mode that is no peer, or a peer that can run
+# here (its tool installed; for lttng, a session daemon answers); else says
+# why it is skipped and returns 1.
+peer_available() {
+    case $1 in
+        strace | ltrace | uftrace) command -v "$1" >/dev/null || { echo "- $1: skipped (not installed)"; return 1; } ;;
+        lttng) lttng_ready || { echo "- lttng: skipped (not installed, or no session daemon)"; return 1; } ;;
+    esac
+}
+# peer_ns ROOT MODE: on-CPU ns so far of ROOT's process tree (a tracer that
+# runs the server as its child is in it), and for lttng also of the session
+# daemon and its consumer, which write the trace.
+peer_ns() {
+    local n d; n=$(tree_ns "$1")
+    if [ "$2" = lttng ] && d=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null) && [ -d /proc/"$d" ]; then
+        n=$((n + $(tree_ns "$d")))
+    fi
+    echo "$n"
+}
 
 # descendants ROOT: ROOT and every process under it, parents first.
 descendants() {
