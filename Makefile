@@ -59,7 +59,7 @@ $(BUILD)/preload/%.so: test/preload/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
-$(BUILD)/bench/%: bench/%.c bench/bench.h test/progs/now.h
+$(BUILD)/bench/%: bench/%.c bench/bench.h test/progs/now.h test/progs/held_cond.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ $< -lpthread
 

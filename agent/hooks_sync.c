@@ -58,30 +58,50 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 }
 
 /* Wakers: WAKE stamped at call start; count 0 (the waiter count is not
- * observable here), emitted only when the call succeeded. The recording
- * check comes first and alone (a plain tail call when it fails), so the
- * stamp needs no test for 0 after the call. */
-#define D9_WAKE_BODY(name, call, obj, failret)                                 \
+ * observable here), emitted only when the call succeeded. A call for which
+ * idle holds goes straight to libc and records nothing. Then the recording
+ * check comes alone (a plain tail call when it fails), so the stamp needs no
+ * test for 0 after the call. */
+#define D9_WAKE_BODY(name, call, obj, idle, failret)                           \
     D9_REAL_OR_FAIL(real_, name, failret);                                     \
-    uint64_t ts_ = d9_stamp_if_recording();                                    \
-    if (!ts_)                                                                  \
+    uint64_t ts_;                                                              \
+    if ((idle) || !(ts_ = d9_stamp_if_recording()))                            \
         return real_(obj);                                                     \
     int ret_ = real_(obj);                                                     \
     if (ret_ == 0) /* keeps errno: only its slow path touches it, and saves it */ \
         d9_emit_since(ts_, D9_EV_WAKE, call, (uint64_t)(uintptr_t)(obj), 0);   \
     return ret_
 
+/* A signal or broadcast on a condition variable nobody waits on does
+ * nothing: glibc (>= 2.25) returns at once when __wrefs counts no waiter
+ * (bits 3 and up). Python releases its GIL with such a signal at every
+ * blocking call, so recording them flooded its traces with wakes that woke
+ * no one. The load is glibc's own first one, made a few ns earlier. A waiter
+ * counted in between (possible only when the signaller does not hold the
+ * mutex, where POSIX cannot tell that wake from a spurious one) is woken
+ * without a WAKE. A semaphore post is recorded even without a waiter: it
+ * leaves the count a later sem_wait takes. */
+static inline int cond_idle(const pthread_cond_t *c)
+{
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 25)
+    return d9_ptr_ok(c) && (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) == 0;
+#else
+    (void)c;
+    return 0;
+#endif
+}
+
 D9_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
-    D9_WAKE_BODY(pthread_cond_signal, D9_CALL_COND_SIGNAL, c, ENOSYS);
+    D9_WAKE_BODY(pthread_cond_signal, D9_CALL_COND_SIGNAL, c, cond_idle(c), ENOSYS);
 }
 
 D9_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-    D9_WAKE_BODY(pthread_cond_broadcast, D9_CALL_COND_BROADCAST, c, ENOSYS);
+    D9_WAKE_BODY(pthread_cond_broadcast, D9_CALL_COND_BROADCAST, c, cond_idle(c), ENOSYS);
 }
 
 D9_EXPORT int sem_post(sem_t *s)
 {
-    D9_WAKE_BODY(sem_post, D9_CALL_SEM_POST, s, -1);
+    D9_WAKE_BODY(sem_post, D9_CALL_SEM_POST, s, 0, -1);
 }

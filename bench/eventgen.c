@@ -1,8 +1,8 @@
 /* eventgen.c - a trace of a given size for bench/decoder.sh, made by real
  * calls the agent records (run it under LD_PRELOAD=libdial9.so).
  * usage: eventgen THREADS EVENTS
- * Each thread loops over: 8 pthread_cond_signal without a waiter (8 wake
- * events: no syscall, so cheap) and one epoll_wait with a 1 ms timeout on an
+ * Each thread loops over: 8 pthread_cond_signal on a held condition
+ * variable (test/progs/held_cond.h: 8 wake events, no syscall, so cheap) and one epoll_wait with a 1 ms timeout on an
  * eventfd that stays readable (a park and an unpark, returning at once),
  * until it has made its share of EVENTS; so 10 events per loop, with parks
  * and busy periods for summary and export to work on, and several threads
@@ -14,13 +14,14 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include "../test/progs/held_cond.h"
 
 static long per_thread; /* loops per thread */
 
 static void *run(void *arg)
 {
     (void)arg;
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     int efd = eventfd(1, EFD_NONBLOCK), ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN}, out[1];
     if (efd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev) < 0) {

@@ -22,8 +22,12 @@
  * processes differ by this VM's state (its fast and slow phases move a 1 us
  * syscall by tens of ns); blocks a fraction of a millisecond apart do not.
  * Modes (each call below makes the agent record one event, or count one poll):
- *   cond_signal   pthread_cond_signal with no waiter: no syscall, so the agent's
- *                 share is the whole difference (wake event)
+ *   cond_signal   pthread_cond_signal on a condition variable whose waiter
+ *                 count says one waiter though none waits (held_cond.h): no
+ *                 syscall, so the agent's share is the whole difference (wake
+ *                 event)
+ *   cond_idle     pthread_cond_signal with no waiter: glibc returns at once,
+ *                 and the agent records nothing (no event)
  *   futex_wake    syscall(SYS_futex, FUTEX_WAKE) with no waiter (wake event)
  *   eventfd       8-byte write to an eventfd (wake event)
  *   epoll_nowait  epoll_wait with timeout 0 (counted, no event)
@@ -75,9 +79,11 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "../test/progs/held_cond.h"
 
 enum mode {
     M_COND_SIGNAL,
+    M_COND_IDLE,
     M_FUTEX_WAKE,
     M_EVENTFD,
     M_EPOLL_NOWAIT,
@@ -92,7 +98,7 @@ enum mode {
     M_COND_PARK,
     M_SEM_PARK,
 };
-static const char *const mode_names[] = {"cond_signal", "futex_wake", "eventfd",   "epoll_nowait", "epoll_park",
+static const char *const mode_names[] = {"cond_signal", "cond_idle", "futex_wake", "eventfd",   "epoll_nowait", "epoll_park",
                                          "futex_park",  "mutex",      "sock_read", "file_pread",   "file_openclose",
                                          "pipe_wake",   "poll_park",  "cond_park", "sem_park"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
@@ -152,7 +158,8 @@ static int libc_calls(struct calls *c)
 
 /* What the calls act on. */
 struct fixture {
-    pthread_cond_t cv;
+    pthread_cond_t cv;   /* cond_idle's signals, cond_park's waits */
+    pthread_cond_t held; /* cond_signal's: HELD_COND_INITIALIZER */
     pthread_mutex_t mu;
     int word, efd, ep, sock, ffd;
     int pipe_w; /* write end of a pipe whose read end is in an epoll set */
@@ -170,7 +177,8 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
     char byte = 0;
     for (long i = 0; i < n; i++) {
         switch (m) {
-        case M_COND_SIGNAL: c->cond_signal(&fx->cv); break;
+        case M_COND_SIGNAL: c->cond_signal(&fx->held); break;
+        case M_COND_IDLE: c->cond_signal(&fx->cv); break;
         case M_FUTEX_WAKE: c->syscall(SYS_futex, &fx->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); break;
         case M_EVENTFD: (void)!c->write(fx->efd, &one, 8); break;
         case M_EPOLL_NOWAIT: c->epoll_wait(fx->ep, out, 4, 0); break;
@@ -261,7 +269,7 @@ int main(int argc, char **argv)
     long block = argc >= 5 ? atol(argv[4]) : 0, evict = argc == 6 ? atol(argv[5]) : 0;
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
         fprintf(stderr,
-                "usage: %s cond_signal|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
+                "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
                 "file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
@@ -280,7 +288,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotpath: libc's definitions not found: %s\n", dlerror());
         return 1;
     }
-    struct fixture fx = {.cv = PTHREAD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
+    struct fixture fx = {.cv = PTHREAD_COND_INITIALIZER, .held = HELD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
     fx.efd = eventfd(0, EFD_NONBLOCK);
     fx.ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN};
@@ -304,10 +312,10 @@ int main(int argc, char **argv)
         pthread_mutex_lock(&fx.mu);
     if (bench_start_idle_thread() != 0)
         return 1;
-    /* One WAKE (no waiter): the agent gives this thread its slot, as a
+    /* One WAKE (held_cond.h): the agent gives this thread its slot, as a
      * service's threads have one after their first park or wake; a close
      * counts itself there (agent/segment.c). */
-    pthread_cond_signal(&fx.cv);
+    pthread_cond_signal(&fx.held);
     /* Made last, so every return below removes it. */
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char path[PATH_MAX];

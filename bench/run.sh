@@ -35,7 +35,7 @@ ab_row() {
   echo "$added" > "$tmp/$mode.$tag"
 }
 # hotpath's modes; the recording ones, with the events each call records.
-MODES="cond_signal futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park cond_park sem_park mutex sock_read file_pread file_openclose"
+MODES="cond_signal cond_idle futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park cond_park sem_park mutex sock_read file_pread file_openclose"
 RECORDING="cond_signal=1 futex_wake=1 eventfd=1 pipe_wake=1 epoll_park=2 futex_park=2 poll_park=2 cond_park=2 sem_park=3"
 mkdir -p "$BUILD/bench"
 {
@@ -57,7 +57,7 @@ echo
 echo "| call | off ns | on ns | added ns |"
 echo "|---|---|---|---|"
 for mode in $MODES; do
-  n=200000; case $mode in cond_signal|mutex|sem_park) n=5000000 ;; esac
+  n=200000; case $mode in cond_signal|cond_idle|mutex|sem_park) n=5000000 ;; esac
   ab_row "$mode" "$ROUNDS" all "$n"
 done
 echo
@@ -142,7 +142,7 @@ echo "the same under bench/passthrough.so (syscall(), write() and epoll_wait() o
 echo
 echo "| call | libc ns | agent ns | added ns (range) | forwarder added ns |"
 echo "|---|---|---|---|---|"
-COLD_MODES="cond_signal futex_wake eventfd epoll_park cond_park mutex file_pread file_openclose"
+COLD_MODES="cond_signal cond_idle futex_wake eventfd epoll_park cond_park mutex file_pread file_openclose"
 for r in $(seq "$ROUNDS"); do
   for mode in $COLD_MODES; do
     on taskset -c 0 "$BUILD/bench/hotpath" "$mode" 500 0 1 67108864 >> "$tmp/$mode.cold.agent"

@@ -1,7 +1,7 @@
 /* thread_rss.c - resident memory of N threads that each record EVENTS events.
  * Usage: thread_rss N EVENTS
- * Starts N threads; each calls pthread_cond_signal (no waiter: a recorded
- * wake, no syscall) EVENTS times, then all wait on a barrier (glibc's
+ * Starts N threads; each calls pthread_cond_signal (on a held condition
+ * variable, test/progs/held_cond.h: a recorded wake, no syscall) EVENTS times, then all wait on a barrier (glibc's
  * internal futex: not interposed, nothing recorded) while the main thread
  * lets the agent's writer drain (0.6 s, a few flush periods) and reads
  * VmRSS from /proc/self/status. Prints "threads N events E vmrss_kb K".
@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../test/progs/held_cond.h"
 
 static pthread_barrier_t ready, done;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cond = HELD_COND_INITIALIZER;
 static long events;
 
 static void *thread_main(void *arg)

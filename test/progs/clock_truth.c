@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "now.h"
+#include "held_cond.h"
 
 #define MAX_THREADS 8
 #define MAX_CALLS 200000
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
     ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 0; i < n; i++) {
         threads[i].idx = i;
-        pthread_cond_init(&threads[i].cv, NULL);
+        threads[i].cv = (pthread_cond_t)HELD_COND_INITIALIZER;
         threads[i].win = calloc(MAX_CALLS, sizeof(threads[i].win[0]));
         if (!threads[i].win || pthread_create(&threads[i].th, NULL, run, &threads[i]) != 0)
             return 1;

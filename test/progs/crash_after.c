@@ -60,12 +60,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "held_cond.h"
 
 static long per_thread;
 
 static void *worker(void *arg)
 {
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     for (long i = 0; i < per_thread; i++)
         pthread_cond_signal(&cv);
     return NULL;

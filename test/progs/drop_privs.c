@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "held_cond.h"
 
 int main(void)
 {
@@ -22,7 +23,7 @@ int main(void)
         close(p[0]);
         if (setgid(65534) != 0 || setuid(65534) != 0)
             _exit(3);
-        pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+        pthread_cond_t cv = HELD_COND_INITIALIZER;
         long n = 0;
         for (int round = 0; round < 100; round++) {
             for (int i = 0; i < 200; i++, n++)

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "held_cond.h"
 
 static volatile sig_atomic_t phase; /* SIGUSR1s received */
 static volatile sig_atomic_t stop;  /* SIGINT received */
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
     signal(SIGINT, on_int);
     printf("start\n");
     fflush(stdout);
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     long wakes = 0;
     int marked = 0; /* phases announced */
     double end = now() + secs;

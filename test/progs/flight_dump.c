@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include "held_cond.h"
 
 static int dump(const char *reason, int *err)
 {
@@ -90,7 +91,7 @@ static void on_usr2(int sig)
 
 int main(int argc, char **argv)
 {
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     int err, rc;
     if (argc == 4 && !strcmp(argv[1], "api")) {
         long n = atol(argv[2]);

@@ -14,7 +14,9 @@
  * or CLOCK_MONOTONIC taken just before the call).
  *
  * Counting rule: every call is counted once, whatever it returns (a futex
- * wait that finds the word changed still is a call the agent must record).
+ * wait that finds the word changed still is a call the agent must record),
+ * except a condition-variable signal or broadcast while no thread waits on
+ * it: that does nothing, and the agent must not record it.
  * The program calls nothing else that dial9 records as a park or wake:
  * pthread_join and mutexes use glibc's internal futex, not syscall().
  */
@@ -163,11 +165,13 @@ static void futexer(void)
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int turn; /* 1: cond-b's move, 0: cond-a's */
+static int cond_waiters; /* threads inside a wait on cv; under mu */
 
 /* One of the three waits, chosen by round, counted. Called with mu held. */
 static void cond_wait_any(int r)
 {
     struct timespec abs;
+    cond_waiters++;
     switch (r % 3) {
     case 0:
         pthread_cond_wait(&cv, &mu);
@@ -184,16 +188,21 @@ static void cond_wait_any(int r)
         PARKED_TIMED(D9_CALL_COND_WAIT);
         break;
     }
+    cond_waiters--;
 }
 
+/* Called with mu held, so no thread starts or ends a wait meanwhile (the
+ * waits' WAIT_NS deadline does not pass). Counted only with a waiter. */
 static void cond_wake_any(int r)
 {
     if (r % 2) {
         pthread_cond_broadcast(&cv);
-        WOKE(D9_CALL_COND_BROADCAST);
+        if (cond_waiters)
+            WOKE(D9_CALL_COND_BROADCAST);
     } else {
         pthread_cond_signal(&cv);
-        WOKE(D9_CALL_COND_SIGNAL);
+        if (cond_waiters)
+            WOKE(D9_CALL_COND_SIGNAL);
     }
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "held_cond.h"
 
 int main(int argc, char **argv)
 {
@@ -26,7 +27,7 @@ int main(int argc, char **argv)
     sigset_t none;
     sigemptyset(&none);
     sigtimedwait(&none, NULL, &quiet); /* EAGAIN after QUIET_MS */
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     for (long i = 0; i < n; i++)
         pthread_cond_signal(&cv);
     struct timespec park = {.tv_nsec = 30000000};

@@ -13,12 +13,13 @@
 #include <unistd.h>
 
 #include "child_wait.h"
+#include "held_cond.h"
 
 pid_t _Fork(void); /* glibc 2.34 */
 
 static void child(void)
 {
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     for (int i = 0; i < 1000; i++)
         pthread_cond_signal(&cv);
     exit(0);

@@ -24,8 +24,9 @@
 #include <unistd.h>
 
 #include "now.h"
+#include "held_cond.h"
 
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cv = HELD_COND_INITIALIZER;
 static long wakes;
 
 static void signal_n(int n)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "held_cond.h"
 
 struct worker {
     pthread_t th;
@@ -22,7 +23,7 @@ struct worker {
 
 static long k_wakes, per_ms;
 static double secs;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cv = HELD_COND_INITIALIZER;
 
 static double now(void)
 {

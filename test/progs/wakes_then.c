@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "held_cond.h"
 
 int main(int argc, char **argv)
 {
@@ -27,7 +28,7 @@ int main(int argc, char **argv)
         return 2;
     }
     long n = atol(argv[1]);
-    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t cv = HELD_COND_INITIALIZER;
     for (long i = 0; i < n; i++)
         pthread_cond_signal(&cv);
     printf("wakes %ld\n", n);
