@@ -12,7 +12,7 @@ case "${1:-build}" in
     # Real services of the integration tests: nginx (thread pools), wrk,
     # and a Tokio/hyper server built offline by Debian's cargo from
     # Debian's crates. node may come from elsewhere: Debian's only if none.
-    want="$want nginx-light wrk cargo librust-tokio-dev librust-hyper-dev"
+    want="$want nginx-light wrk cargo librust-tokio-dev librust-hyper-dev python3-uvloop"
     # test_node.sh counts the SIGSEGVs of WebAssembly traps with strace;
     # test_jvm.sh runs a JVM, which takes SIGSEGVs on purpose.
     want="$want strace default-jdk-headless"
