@@ -5,16 +5,24 @@
 
 #include "real.h"
 
-/* pthread_cond_timedwait's deadline is on the clock chosen by
- * pthread_condattr_setclock. glibc (>= 2.25) keeps it in bit 1 of __wrefs
- * (__PTHREAD_COND_CLOCK_MONOTONIC_MASK); reading it costs one load. */
-static inline clockid_t cond_clock(const pthread_cond_t *c)
+/* glibc's (>= 2.25) __wrefs word of a condition variable: bit 1 its clock
+ * (__PTHREAD_COND_CLOCK_MONOTONIC_MASK), bits 3 and up the waiters that
+ * reference it; one load. unknown where it cannot be read. */
+static inline unsigned cond_wrefs(const pthread_cond_t *c, unsigned unknown)
 {
 #if defined(__GLIBC__) && __GLIBC_PREREQ(2, 25)
-    if (d9_ptr_ok(c) && (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2))
-        return CLOCK_MONOTONIC;
+    if (d9_ptr_ok(c))
+        return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED);
 #endif
-    return CLOCK_REALTIME;
+    (void)c;
+    return unknown;
+}
+
+/* pthread_cond_timedwait's deadline is on the clock chosen by
+ * pthread_condattr_setclock. */
+static inline clockid_t cond_clock(const pthread_cond_t *c)
+{
+    return (cond_wrefs(c, 0) & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
 /* Waits never take a zero-timeout shortcut: they always park. */
@@ -73,8 +81,7 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
     return ret_
 
 /* A signal or broadcast on a condition variable nobody waits on does
- * nothing: glibc (>= 2.25) returns at once when __wrefs counts no waiter
- * (bits 3 and up). Python releases its GIL with such a signal at every
+ * nothing: glibc returns at once when __wrefs counts no waiter. Python releases its GIL with such a signal at every
  * blocking call, so recording them flooded its traces with wakes that woke
  * no one. The load is glibc's own first one, made a few ns earlier. A waiter
  * counted in between (possible only when the signaller does not hold the
@@ -83,12 +90,7 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
  * leaves the count a later sem_wait takes. */
 static inline int cond_idle(const pthread_cond_t *c)
 {
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 25)
-    return d9_ptr_ok(c) && (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) == 0;
-#else
-    (void)c;
-    return 0;
-#endif
+    return (cond_wrefs(c, 8) >> 3) == 0; /* unknown: a waiter, recorded */
 }
 
 D9_EXPORT int pthread_cond_signal(pthread_cond_t *c)
