@@ -65,9 +65,9 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
                  D9_RES_ERRNO, -1);
 }
 
-/* Wakers: WAKE stamped at call start; count 0 (the waiter count is not
- * observable here), emitted only when the call succeeded. A call for which
- * idle holds goes straight to libc and records nothing. Then the recording
+/* Wakers: WAKE stamped at call start, count 0, emitted only when the call
+ * succeeded. A call for which idle holds goes straight to libc and records
+ * nothing. Then the recording
  * check comes alone (a plain tail call when it fails), so the stamp needs no
  * test for 0 after the call. */
 #define D9_WAKE_BODY(name, call, obj, idle, failret)                           \
@@ -81,9 +81,10 @@ D9_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
     return ret_
 
 /* A signal or broadcast on a condition variable nobody waits on does
- * nothing: glibc returns at once when __wrefs counts no waiter. Python releases its GIL with such a signal at every
- * blocking call, so recording them flooded its traces with wakes that woke
- * no one. The load is glibc's own first one, made a few ns earlier. A waiter
+ * nothing: glibc returns at once when __wrefs counts no waiter. Python
+ * releases its GIL with such a signal at every blocking call, so recording
+ * them flooded its traces with wakes that woke no one. The load is glibc's
+ * own first one, made a few ns earlier. A waiter
  * counted in between (possible only when the signaller does not hold the
  * mutex, where POSIX cannot tell that wake from a spurious one) is woken
  * without a WAKE. A semaphore post is recorded even without a waiter: it

@@ -2,8 +2,9 @@
  * calls the agent records (run it under LD_PRELOAD=libdial9.so).
  * usage: eventgen THREADS EVENTS
  * Each thread loops over: 8 pthread_cond_signal on a held condition
- * variable (test/progs/held_cond.h: 8 wake events, no syscall, so cheap) and one epoll_wait with a 1 ms timeout on an
- * eventfd that stays readable (a park and an unpark, returning at once),
+ * variable (test/progs/held_cond.h: 8 wake events, no syscall, so cheap)
+ * and one epoll_wait with a 1 ms timeout on an eventfd that stays readable
+ * (a park and an unpark, returning at once),
  * until it has made its share of EVENTS; so 10 events per loop, with parks
  * and busy periods for summary and export to work on, and several threads
  * for the decoder's merge. Prints the calls made: "calls N". */

@@ -98,9 +98,10 @@ enum mode {
     M_COND_PARK,
     M_SEM_PARK,
 };
-static const char *const mode_names[] = {"cond_signal", "cond_idle", "futex_wake", "eventfd",   "epoll_nowait", "epoll_park",
-                                         "futex_park",  "mutex",      "sock_read", "file_pread",   "file_openclose",
-                                         "pipe_wake",   "poll_park",  "cond_park", "sem_park"};
+static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
+                                         "epoll_nowait", "epoll_park", "futex_park", "mutex",
+                                         "sock_read",    "file_pread", "file_openclose", "pipe_wake",
+                                         "poll_park",    "cond_park",  "sem_park"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -269,8 +270,9 @@ int main(int argc, char **argv)
     long block = argc >= 5 ? atol(argv[4]) : 0, evict = argc == 6 ? atol(argv[5]) : 0;
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
         fprintf(stderr,
-                "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|mutex|sock_read|"
-                "file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park N [WARM [BLOCK [EVICT]]]\n",
+                "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|"
+                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park "
+                "N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
     }
@@ -288,7 +290,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotpath: libc's definitions not found: %s\n", dlerror());
         return 1;
     }
-    struct fixture fx = {.cv = PTHREAD_COND_INITIALIZER, .held = HELD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
+    struct fixture fx = {
+        .cv = PTHREAD_COND_INITIALIZER, .held = HELD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
     fx.efd = eventfd(0, EFD_NONBLOCK);
     fx.ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN};

@@ -1,8 +1,9 @@
 /* thread_rss.c - resident memory of N threads that each record EVENTS events.
  * Usage: thread_rss N EVENTS
  * Starts N threads; each calls pthread_cond_signal (on a held condition
- * variable, test/progs/held_cond.h: a recorded wake, no syscall) EVENTS times, then all wait on a barrier (glibc's
- * internal futex: not interposed, nothing recorded) while the main thread
+ * variable, test/progs/held_cond.h: a recorded wake, no syscall) EVENTS
+ * times, then all wait on a barrier (glibc's internal futex: not
+ * interposed, nothing recorded) while the main thread
  * lets the agent's writer drain (0.6 s, a few flush periods) and reads
  * VmRSS from /proc/self/status. Prints "threads N events E vmrss_kb K".
  * bench/memory.sh runs it with the agent off and on. */
