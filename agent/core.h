@@ -48,5 +48,8 @@ int d9_read_comm(uint32_t tid, char name[16]);
 /* Makes the writer drain every ring and write a block now; waits up to
  * timeout_ms. 0 when done, -1 on timeout or when the writer is not running. */
 int d9_writer_flush(int timeout_ms);
+/* d9_writer_flush, and in the same cycle d9_seg_hand_to(uid, gid)
+ * (segment.h): before the program switches to that user. */
+int d9_writer_hand_to(uid_t uid, gid_t gid, int timeout_ms);
 
 #endif

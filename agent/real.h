@@ -115,6 +115,10 @@
     X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
     X(int, pthread_cancel, (pthread_t), NULL)                                  \
     X(int, prctl, (int, ...), NULL)                                            \
+    X(int, setuid, (uid_t), NULL)                                              \
+    X(int, seteuid, (uid_t), NULL)                                             \
+    X(int, setreuid, (uid_t, uid_t), NULL)                                     \
+    X(int, setresuid, (uid_t, uid_t, uid_t), NULL)                             \
     X(void, closefrom, (int), NULL)                                            \
     X(int, execve, (const char *, char *const *, char *const *), NULL)         \
     X(int, execv, (const char *, char *const *), NULL)                         \

@@ -46,6 +46,7 @@ static uint32_t pid, seq, oldest_seq;
 static uint64_t seg_size, seg_opened, sealed_total;
 static uint64_t seg_hdr_len; /* bytes of the open segment's header */
 static int failed;             /* for good */
+static int not_handed;         /* d9_seg_hand_to could not give the directory away */
 static uint64_t retry_at;      /* in an outage: no attempt before then (0: none) */
 /* Header scratch, mapped once for max_threads entries. */
 static uint32_t *hdr_tids;
@@ -735,6 +736,10 @@ static int seg_open(void)
         if (errno == EACCES || errno == EPERM || errno == EROFS) {
             /* No retry passes (a worker that dropped its privileges after
              * start, a read-only mount): stop, holding no trace in memory. */
+            if (not_handed) { /* d9_seg_hand_to said why */
+                failed = 1;
+                return -1;
+            }
             char where[600];
             snprintf(where, sizeof(where), "%.480s: %.100s", proc_path, strerror(errno));
             return stop("cannot create a segment in %s; not recording", where);
@@ -770,6 +775,18 @@ created:;
     if (write_all(hdr_buf, len) < 0)
         return failed ? -1 : 0;
     return 0; /* the outage ends once blocks are written: a header may fit where no block does */
+}
+
+void d9_seg_hand_to(uid_t uid, gid_t gid)
+{
+    if (failed || open_proc() < 0) /* its failure is told when a segment is due */
+        return;
+    int seg = fd_of(FD_SEG);
+    if (fchown(fd_of(FD_PROC), uid, gid) == 0 && (seg < 0 || fchown(seg, uid, gid) == 0))
+        return;
+    d9_log("cannot give %s to uid %u before the program switches to it: %s; recording stops at the next segment",
+           proc_path, (unsigned)uid, strerror(errno));
+    not_handed = 1;
 }
 
 /* After EBADF from a raw-syscall close that verify_fds could not see yet:
@@ -944,7 +961,7 @@ static void rename_sealed(void)
     if (rc < 0 && (errno == EBADF || errno == ENOTDIR) && refresh_dirs() == 0)
         rc = renameat(fd_of(FD_PROC), from, fd_of(FD_PROC), to); /* its fd closed by a raw syscall */
     if (rc < 0) {
-        if (!retry_at)
+        if (!retry_at && !not_handed) /* d9_seg_hand_to said why */
             d9_log("cannot seal %s/%s: %s", proc_path, from, strerror(errno));
     } else {
         sealed_total += seg_size;
@@ -1008,7 +1025,7 @@ void d9_seg_after_fork_child(void)
     atomic_store(&exec_pending, 0);
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;
-    failed = 0;
+    failed = not_handed = 0;
     dump_reason[0] = 0; /* a fork mid-dump: the child's segments are no dump */
     retry_at = 0;
     atomic_store(&section, 0); /* the parent's writer may have been inside one */

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 
@@ -67,6 +68,12 @@ int d9_seg_open(void);
  * when recording stopped for good. */
 int d9_seg_write(const void *buf, size_t len);
 void d9_seg_seal(void);                        /* rename to .d9, apply retention */
+/* Before the program's switch to another user (hooks_cred.c): makes the
+ * process directory if it is not there yet, while the writer may still
+ * create it, and gives it and the open segment to uid:gid (fchown), so that
+ * the writer, whose credentials change with the program's, still creates,
+ * seals and removes segments in it. One line on stderr when it cannot. */
+void d9_seg_hand_to(uid_t uid, gid_t gid);
 int d9_seg_failed(void);         /* stopped, or suspended after a fault */
 int d9_seg_stopped(void);        /* stopped for good */
 /* The writer has caught up after an outage: 1 if one was in progress (the

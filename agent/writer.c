@@ -42,6 +42,8 @@ static _Atomic int names_flag;     /* some thread was renamed by another */
 static pid_t writer_pid;           /* the process the writer thread runs in */
 static _Atomic uint32_t flush_req; /* dial9_flush requests made */
 static _Atomic uint32_t flush_done; /* futex word: requests served */
+static _Atomic int hand_asked;      /* d9_writer_hand_to: hand the files to hand_owner */
+static _Atomic uint64_t hand_owner; /* uid << 32 | gid */
 static _Atomic int in_cycle;       /* the writer is draining / writing */
 static _Atomic uint32_t progress;  /* bumped after each block written (or not): join_writer */
 static _Atomic int quiesced;       /* crash handler: start no new cycle */
@@ -609,6 +611,10 @@ static int cycle(void)
         d9_flight_expire(d9_now());
     if (dump)
         serve_dump(reason);
+    if (atomic_exchange(&hand_asked, 0)) { /* after the flush: its segment is handed over too */
+        uint64_t o = atomic_load(&hand_owner);
+        d9_seg_hand_to((uid_t)(o >> 32), (gid_t)o);
+    }
     if (req != atomic_load(&flush_done)) { /* a flush was asked for: its callers wait */
         atomic_store(&flush_done, req);
         d9_futex(&flush_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -826,10 +832,18 @@ int d9_writer_flush(int timeout_ms)
     return rc || d9_seg_failed() ? -1 : 0;
 }
 
+int d9_writer_hand_to(uid_t uid, gid_t gid, int timeout_ms)
+{
+    atomic_store(&hand_owner, (uint64_t)uid << 32 | gid);
+    atomic_store(&hand_asked, 1); /* before the flush request: the cycle that answers it sees this */
+    return d9_writer_flush(timeout_ms);
+}
+
 void d9_writer_after_fork_child(void)
 {
     if (!atomic_load(&running))
         return; /* not recording in the parent */
+    atomic_store(&hand_asked, 0); /* the parent's request is answered by the parent's writer */
     d9_busy++;
     int cancel = d9_cancel_off(); /* fork is no cancellation point; the new files' calls are */
     /* Only the forking thread exists here: the parent's writer and its

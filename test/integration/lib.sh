@@ -173,8 +173,10 @@ d9_json() {
         d9_fail "cannot read $2 from $1"
 }
 
-# d9_user_flag: memcached refuses to run as root without -u root.
-d9_user_flag() { if [ "$(id -u)" -eq 0 ]; then echo "-u root"; fi; }
+# d9_user_flag: memcached refuses to run as root without -u; as root it
+# switches to nobody, as Debian's memcached.conf has it switch to memcache
+# (the agent hands it its trace directory: hooks_cred.c).
+d9_user_flag() { if [ "$(id -u)" -eq 0 ]; then echo "-u nobody"; fi; }
 
 # d9_snapshot_threads PID: "tid comm" of every live thread of PID, one a line
 # (ground truth for thread names, taken while the service runs).

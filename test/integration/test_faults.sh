@@ -9,7 +9,7 @@
 # The program's ground truth is fault_writer's own output ("start",
 # "wakes N", "end", exit 0) and, untraced, the same lines.
 . "$(dirname "$0")/lib.sh"
-d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer" "$D9_PROGS/stderr_reuse" "$D9_PROGS/drop_privs" \
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/fault_writer" "$D9_PROGS/stderr_reuse" \
     "$D9_PROGS/slow_dir" "$D9_PROGS/no_membarrier" "$D9_BUILD/preload/slow_segment_open.so"
 FW=$D9_PROGS/fault_writer
 skipped=""
@@ -230,22 +230,6 @@ if mount -t tmpfs -o ro,size=64k tmpfs "$ro" 2>/dev/null; then
     mounts="$mounts $ro"
     unwritable "$ro" "read-only DIAL9_DIR"
     [ -z "$(ls -A "$ro")" ] || d9_fail "read-only DIAL9_DIR: something was written"
-fi
-
-# A worker that drops root after the fork (nginx's, with `user www-data`)
-# cannot create its directory in root's 0700 DIAL9_DIR, and no retry will
-# pass: one line, and no trace held in memory for a retry.
-if [ "$(id -u)" = 0 ]; then
-    d9_run_traced "$D9_TMP/dp" "$D9_PROGS/drop_privs" >"$D9_TMP/dp.out" 2>"$D9_TMP/dp.err" ||
-        d9_fail "dropped privileges: drop_privs failed: $(cat "$D9_TMP/dp.out" "$D9_TMP/dp.err")"
-    grep -q '^drop_privs: child status 0, signals 20000$' "$D9_TMP/dp.out" ||
-        d9_fail "dropped privileges: the worker did not run as without the agent: $(cat "$D9_TMP/dp.out")"
-    grep -q 'cannot create a segment in .*: Permission denied; not recording$' "$D9_TMP/dp.err" ||
-        d9_fail "dropped privileges: no stop line: $(cat "$D9_TMP/dp.err")"
-    n=$(agent_lines "$D9_TMP/dp.err")
-    [ "$n" -eq 1 ] || d9_fail "dropped privileges: $n messages: $(cat "$D9_TMP/dp.err")"
-else
-    skipped="$skipped dropped-privileges (needs root)"
 fi
 
 # ---- (d) Files in the way -----------------------------------------------------

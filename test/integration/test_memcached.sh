@@ -2,6 +2,7 @@
 # test_memcached.sh - a real libevent service under the agent: memcached with
 # 4 worker threads, bounded load from memaslap, then SIGTERM. The trace must
 # be sealed and intact, and describe the threads /proc showed while it ran.
+# As root, memcached switches to nobody (-u) after start, as Debian's does.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER"

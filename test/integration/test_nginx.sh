@@ -3,7 +3,8 @@
 # files with "aio threads") under the agent with bounded wrk load, then
 # SIGQUIT (graceful: workers finish and exit()). Forked workers inherit the
 # agent although nginx strips LD_PRELOAD from their environment: each pid
-# /proc showed must have its own intact trace directory; workers park in
+# /proc showed must have its own intact trace directory, its own when the
+# workers switch from root to nobody (`user`); workers park in
 # epoll; the chain worker cond_signal -> pool thread cond_wait -> pool
 # thread eventfd write -> worker unpark must be in the trace.
 # shellcheck source=test/integration/lib.sh
@@ -19,6 +20,7 @@ d9s_need wrk "load generator"
 port=$(d9_free_port) || exit 1
 trace=$D9_TMP/trace
 mkdir -p "$D9_TMP/www/aio"
+chmod o+x "$D9_TMP" # the workers run as nobody (nginx.conf)
 # 64 KiB: several pool reads per response with the default output buffers.
 head -c 65536 /dev/urandom >"$D9_TMP/www/aio/file.bin"
 sed -e "s|@TMP@|$D9_TMP|g" -e "s|@PORT@|$port|g" "$D9S_SERVICES/nginx.conf" >"$D9_TMP/nginx.conf"
@@ -40,6 +42,13 @@ workers=$(cat /proc/"$master"/task/*/children 2>/dev/null)
 set -- $workers
 [ $# -eq 2 ] || d9_fail "the master has $# children, want 2 workers: $workers"
 for w in $workers; do d9_snapshot_threads "$w" >"$D9_TMP/threads.$w"; done
+# As root the workers run as nobody (nginx.conf): each must own its trace.
+want_uid=$(id -u)
+[ "$want_uid" = 0 ] && want_uid=65534
+for w in $workers; do
+    uid=$(awk '/^Uid:/ { print $3 }' /proc/"$w"/status)
+    [ "$uid" = "$want_uid" ] || d9_fail "worker $w runs as uid $uid, want $want_uid"
+done
 cat "$D9_TMP"/threads.* >"$D9_TMP/threads"
 d9_log "master $master, workers: $workers; threads: $(tr '\n' ' ' <"$D9_TMP/threads")"
 
@@ -57,6 +66,7 @@ done
 [ -d "$trace/nginx.$master" ] && d9_log "the master has a trace directory too"
 for p in $workers; do
     dir=$(d9_proc_dir "$trace" "$p") || exit 1
+    [ "$(stat -c %u "$dir")" = "$want_uid" ] || d9_fail "$dir belongs to uid $(stat -c %u "$dir"), want $want_uid"
     open=$(find "$dir" -name '*.d9.open')
     # exit() runs the agent's destructor: an open segment means it did not.
     [ -z "$open" ] || d9_fail "pid $p left open segments: $open"

@@ -1,43 +1,100 @@
-/* drop_privs.c - a server's master and worker: the process forks, and the
- * child drops root for uid and gid 65534 (nobody), as nginx's workers do
- * after start, then makes 200 condvar signals every 10 ms for 1 s and
- * exits 0. The parent waits for it and prints
- * "drop_privs: child status S, signals N" (N: the child's signals, through
- * a pipe). Must run as root: exits 2 otherwise. */
+/* drop_privs.c - a server that starts as root and switches to nobody
+ * (uid and gid 65534), as memcached -u, mariadbd --user and nginx's
+ * workers do. Usage: drop_privs fork|self [setuid|seteuid|setreuid|setresuid]
+ *   fork: the process forks, and the child switches (nginx's workers);
+ *   self: the process switches itself (memcached, mariadbd).
+ * The switching process makes 100 condvar signals as root, calls setgid
+ * and then the named call (default setuid), starts a thread, and the two
+ * threads each make 200 signals every 10 ms for 2.5 s (past two rotations
+ * at DIAL9_ROTATION_SECS=1). Prints
+ *   "drop_privs: pid P status S uid U signals N"
+ * P the switching process, S its exit status (0: every call succeeded),
+ * U its effective uid at the end, N its signals (its ground truth). Must run
+ * as root: exits 2 otherwise. */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "held_cond.h"
 
-int main(void)
+#define NOBODY 65534
+#define ROUNDS 250
+
+static pthread_cond_t cv = HELD_COND_INITIALIZER;
+
+static void *signaller(void *arg)
 {
+    long *n = arg;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < 200; i++, (*n)++)
+            pthread_cond_signal(&cv);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return NULL;
+}
+
+static int switch_user(const char *call)
+{
+    if (setgid(NOBODY) != 0)
+        return -1;
+    if (!strcmp(call, "setuid"))
+        return setuid(NOBODY);
+    if (!strcmp(call, "seteuid"))
+        return seteuid(NOBODY);
+    if (!strcmp(call, "setreuid"))
+        return setreuid(NOBODY, NOBODY);
+    if (!strcmp(call, "setresuid"))
+        return setresuid(NOBODY, NOBODY, NOBODY);
+    return -1;
+}
+
+/* The switching process: its signals into *n; 0 when all went well. */
+static int run(const char *call, long *n)
+{
+    for (int i = 0; i < 100; i++, (*n)++)
+        pthread_cond_signal(&cv);
+    if (switch_user(call) != 0)
+        return 3;
+    long other = 0;
+    pthread_t th;
+    if (pthread_create(&th, NULL, signaller, &other) != 0)
+        return 4;
+    signaller(n);
+    pthread_join(th, NULL);
+    *n += other;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "fork", *call = argc > 2 ? argv[2] : "setuid";
     if (geteuid() != 0)
         return 2;
+    long n = 0;
+    if (!strcmp(mode, "self")) {
+        int st = run(call, &n);
+        printf("drop_privs: pid %d status %d uid %d signals %ld\n", (int)getpid(), st, (int)geteuid(), n);
+        return st;
+    }
     int p[2];
     if (pipe(p) != 0)
         return 1;
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        if (setgid(65534) != 0 || setuid(65534) != 0)
-            _exit(3);
-        pthread_cond_t cv = HELD_COND_INITIALIZER;
-        long n = 0;
-        for (int round = 0; round < 100; round++) {
-            for (int i = 0; i < 200; i++, n++)
-                pthread_cond_signal(&cv);
-            nanosleep(&(struct timespec){0, 10000000}, NULL);
-        }
-        _exit(write(p[1], &n, sizeof n) == sizeof n ? 0 : 1);
+        int st = run(call, &n);
+        long msg[2] = {n, (long)geteuid()};
+        _exit(write(p[1], msg, sizeof msg) == sizeof msg ? st : 1);
     }
     close(p[1]);
-    long n = 0;
-    if (read(p[0], &n, sizeof n) != sizeof n)
-        n = -1;
+    long msg[2] = {-1, -1};
+    if (read(p[0], msg, sizeof msg) != sizeof msg)
+        msg[0] = -1;
     int st = 0;
     waitpid(pid, &st, 0);
-    printf("drop_privs: child status %d, signals %ld\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), n);
+    printf("drop_privs: pid %d status %d uid %ld signals %ld\n", (int)pid,
+           WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), msg[1], msg[0]);
     return 0;
 }

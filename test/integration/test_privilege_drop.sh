@@ -1,0 +1,69 @@
+#!/bin/bash
+# test_privilege_drop.sh - a service started as root that switches to its
+# own user (memcached -u, mariadbd --user, nginx's workers) is recorded after
+# the switch: build/progs/drop_privs switches to nobody with each call of
+# the setuid family, in the process itself and in a forked child, and
+# signals a condition variable on two threads for 2.5 s past two rotations.
+# Its process directory and every segment must belong to nobody (0700,
+# 0600), the segments made after the switch must be there and intact, and
+# the recorded signals must equal the program's own count. Without
+# CAP_CHOWN the directory cannot be given away: one line, the program runs
+# as untraced, and what the first segment took stays readable.
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/drop_privs"
+[ "$(id -u)" = 0 ] || d9_skip "switching users needs root"
+command -v setpriv >/dev/null || d9_fail "setpriv (util-linux) is not installed"
+
+# run_case NAME CMD...: drop_privs under the agent (1 s rotations); sets
+# pid, signals and dir; fails unless the program ran as untraced.
+run_case() {
+    local name=$1 out=$D9_TMP/$1.out err=$D9_TMP/$1.err
+    shift
+    DIAL9_ROTATION_SECS=1 d9_run_traced "$D9_TMP/$name" "$@" >"$out" 2>"$err" ||
+        d9_fail "$name: drop_privs failed: $(cat "$out" "$err")"
+    read -r pid status uid signals < <(sed -n 's/^drop_privs: pid \([0-9]*\) status \([0-9]*\) uid \([0-9-]*\) signals \([0-9]*\)$/\1 \2 \3 \4/p' "$out")
+    [ "$status" = 0 ] && [ "$uid" = 65534 ] && [ "$signals" = 100100 ] ||
+        d9_fail "$name: the program did not run as untraced: $(cat "$out")"
+    dir=$(d9_proc_dir "$D9_TMP/$name" "$pid") || exit 1
+    d9_assert_check "$dir"
+    d9_decode_to "$D9_TMP/$name.json" summary --json "$dir"
+}
+
+# recorded NAME: the wakes the summary of NAME's process counts.
+recorded() {
+    d9_json "$D9_TMP/$1.json" 'sum(t["wakes_sent"] for t in j["threads"]) if j["dropped"] == 0 else -1'
+}
+
+for mode in self fork; do
+    for call in setuid seteuid setreuid setresuid; do
+        name=$mode-$call
+        run_case "$name" "$D9_PROGS/drop_privs" "$mode" "$call"
+        [ -z "$(grep '^dial9: ' "$D9_TMP/$name.err")" ] || d9_fail "$name: agent messages: $(cat "$D9_TMP/$name.err")"
+        owners=$(find "$dir" -printf '%u %m\n' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+        [ -z "$(find "$dir" \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) -o ! -user 65534)" ] ||
+            d9_fail "$name: files not nobody's 0700 directory and 0600 segments: $owners"
+        nseg=$(find "$dir" -name '*.d9*' | wc -l)
+        [ "$nseg" -ge 3 ] || d9_fail "$name: $nseg segments in 2.5 s of 1 s rotations: $(ls "$dir")"
+        got=$(recorded "$name")
+        [ "$got" = "$signals" ] || d9_fail "$name: $got signals recorded (-1: drops), $signals made"
+        d9_log "$name: $nseg segments, $owners $got of $signals signals"
+    done
+done
+
+# Without CAP_CHOWN (a container's root): the directory stays root's, so
+# no segment can be made after the switch. One line says so; the events
+# the open segment took are intact.
+for mode in self fork; do
+    name=nochown-$mode
+    run_case "$name" setpriv --bounding-set=-chown "$D9_PROGS/drop_privs" "$mode" setuid
+    lines=$(grep '^dial9: ' "$D9_TMP/$name.err" | grep -v 'events were not written$')
+    [ "$(echo "$lines" | wc -l)" = 1 ] &&
+        echo "$lines" | grep -q "^dial9: cannot give $dir to uid 65534 before the program switches to it: Operation not permitted; recording stops at the next segment$" ||
+        d9_fail "$name: want the one line on the directory: $(cat "$D9_TMP/$name.err")"
+    got=$(d9_json "$D9_TMP/$name.json" 'sum(t["wakes_sent"] for t in j["threads"])')
+    [ "$got" -gt 100 ] && [ "$got" -lt "$signals" ] ||
+        d9_fail "$name: $got signals recorded, want more than the 100 before the switch and fewer than $signals"
+    d9_log "$name: one line, $got of $signals signals in the first segment"
+done
+echo "PASS"
