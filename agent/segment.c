@@ -777,7 +777,7 @@ created:;
     return 0; /* the outage ends once blocks are written: a header may fit where no block does */
 }
 
-void d9_seg_hand_to(uid_t uid, gid_t gid)
+static void hand_to(uid_t uid, gid_t gid)
 {
     if (failed || open_proc() < 0) /* its failure is told when a segment is due */
         return;
@@ -1006,6 +1006,14 @@ void d9_seg_seal(void)
 {
     enter();
     seal();
+    leave();
+}
+
+/* In a section, as every use of the fds: one the host closed is never used. */
+void d9_seg_hand_to(uid_t uid, gid_t gid)
+{
+    enter();
+    hand_to(uid, gid);
     leave();
 }
 
