@@ -15,15 +15,16 @@ d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/drop_privs"
 [ "$(id -u)" = 0 ] || d9_skip "switching users needs root"
 command -v setpriv >/dev/null || d9_fail "setpriv (util-linux) is not installed"
 
-# run_case NAME CMD...: drop_privs under the agent (1 s rotations); sets
-# pid, signals and dir; fails unless the program ran as untraced.
+# run_case NAME SIGNALS CMD...: drop_privs under the agent (1 s rotations);
+# sets pid, signals and dir; fails unless the program ran as untraced and
+# made SIGNALS signals.
 run_case() {
-    local name=$1 out=$D9_TMP/$1.out err=$D9_TMP/$1.err
-    shift
+    local name=$1 want=$2 out=$D9_TMP/$1.out err=$D9_TMP/$1.err
+    shift 2
     DIAL9_ROTATION_SECS=1 d9_run_traced "$D9_TMP/$name" "$@" >"$out" 2>"$err" ||
         d9_fail "$name: drop_privs failed: $(cat "$out" "$err")"
     read -r pid status uid signals < <(sed -n 's/^drop_privs: pid \([0-9]*\) status \([0-9]*\) uid \([0-9-]*\) signals \([0-9]*\)$/\1 \2 \3 \4/p' "$out")
-    [ "$status" = 0 ] && [ "$uid" = 65534 ] && [ "$signals" = 100100 ] ||
+    [ "$status" = 0 ] && [ "$uid" = 65534 ] && [ "$signals" = "$want" ] ||
         d9_fail "$name: the program did not run as untraced: $(cat "$out")"
     dir=$(d9_proc_dir "$D9_TMP/$name" "$pid") || exit 1
     d9_assert_check "$dir"
@@ -35,10 +36,20 @@ recorded() {
     d9_json "$D9_TMP/$1.json" 'sum(t["wakes_sent"] for t in j["threads"]) if j["dropped"] == 0 else -1'
 }
 
-for mode in self fork; do
+# closeall: the program closed the agent's fds and took their numbers for
+# a file of its own, before anything was written: the directory is made
+# with fds of the agent's own, and the program's file keeps its owner.
+for mode in self fork closeall; do
     for call in setuid seteuid setreuid setresuid; do
         name=$mode-$call
-        run_case "$name" "$D9_PROGS/drop_privs" "$mode" "$call"
+        if [ $mode = closeall ]; then
+            [ $call = setuid ] || continue
+            run_case "$name" 100000 "$D9_PROGS/drop_privs" self "$call" closeall
+            grep -qx 'drop_privs: own file uid 0' "$D9_TMP/$name.out" ||
+                d9_fail "$name: the program's own file changed owner: $(cat "$D9_TMP/$name.out")"
+        else
+            run_case "$name" 100100 "$D9_PROGS/drop_privs" "$mode" "$call"
+        fi
         [ -z "$(grep '^dial9: ' "$D9_TMP/$name.err")" ] || d9_fail "$name: agent messages: $(cat "$D9_TMP/$name.err")"
         owners=$(find "$dir" -printf '%u %m\n' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
         [ -z "$(find "$dir" \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) -o ! -user 65534)" ] ||
@@ -56,7 +67,7 @@ done
 # the open segment took are intact.
 for mode in self fork; do
     name=nochown-$mode
-    run_case "$name" setpriv --bounding-set=-chown "$D9_PROGS/drop_privs" "$mode" setuid
+    run_case "$name" 100100 setpriv --bounding-set=-chown "$D9_PROGS/drop_privs" "$mode" setuid
     lines=$(grep '^dial9: ' "$D9_TMP/$name.err" | grep -v 'events were not written$')
     [ "$(echo "$lines" | wc -l)" = 1 ] &&
         echo "$lines" | grep -q "^dial9: cannot give $dir to uid 65534 before the program switches to it: Operation not permitted; recording stops at the next segment$" ||

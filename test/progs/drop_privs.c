@@ -1,19 +1,27 @@
 /* drop_privs.c - a server that starts as root and switches to nobody
  * (uid and gid 65534), as memcached -u, mariadbd --user and nginx's
- * workers do. Usage: drop_privs fork|self [setuid|seteuid|setreuid|setresuid]
+ * workers do. Usage:
+ *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall]]
  *   fork: the process forks, and the child switches (nginx's workers);
  *   self: the process switches itself (memcached, mariadbd).
- * The switching process makes 100 condvar signals as root, calls setgid
- * and then the named call (default setuid), starts a thread, and the two
+ * The switching process makes 100 condvar signals as root, calls setgid and
+ * then the named call (default setuid), starts a thread, and the two
  * threads each make 200 signals every 10 ms for 2.5 s (past two rotations
  * at DIAL9_ROTATION_SECS=1). Prints
  *   "drop_privs: pid P status S uid U signals N"
  * P the switching process, S its exit status (0: every call succeeded),
- * U its effective uid at the end, N its signals (its ground truth). Must run
- * as root: exits 2 otherwise. */
+ * U its effective uid at the end, N its signals (its ground truth).
+ * closeall: the switching process first closes every fd above 2
+ * (close_range, as varnishd does at start: the agent's too) and opens a
+ * file of its own, which takes the lowest number; it makes no signal
+ * before the switch, so the agent has written nothing when it comes. It
+ * prints "drop_privs: own file uid U" (its file's owner: 0 unless someone
+ * changed it). Must run as root: exits 2 otherwise. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,9 +59,14 @@ static int switch_user(const char *call)
 }
 
 /* The switching process: its signals into *n; 0 when all went well. */
-static int run(const char *call, long *n)
+static int run(const char *call, int closeall, long *n)
 {
-    for (int i = 0; i < 100; i++, (*n)++)
+    FILE *own = NULL;
+    if (closeall) {
+        if (close_range(3, ~0u, 0) != 0 || !(own = tmpfile()))
+            return 5;
+    }
+    for (int i = 0; i < 100 && !closeall; i++, (*n)++) /* closeall: nothing to write before the switch */
         pthread_cond_signal(&cv);
     if (switch_user(call) != 0)
         return 3;
@@ -64,17 +77,21 @@ static int run(const char *call, long *n)
     signaller(n);
     pthread_join(th, NULL);
     *n += other;
+    struct stat st;
+    if (own)
+        printf("drop_privs: own file uid %d\n", fstat(fileno(own), &st) == 0 ? (int)st.st_uid : -1);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fork", *call = argc > 2 ? argv[2] : "setuid";
+    int closeall = argc > 3 && !strcmp(argv[3], "closeall");
     if (geteuid() != 0)
         return 2;
     long n = 0;
     if (!strcmp(mode, "self")) {
-        int st = run(call, &n);
+        int st = run(call, closeall, &n);
         printf("drop_privs: pid %d status %d uid %d signals %ld\n", (int)getpid(), st, (int)geteuid(), n);
         return st;
     }
@@ -84,9 +101,9 @@ int main(int argc, char **argv)
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        int st = run(call, &n);
+        int st = run(call, closeall, &n);
         long msg[2] = {n, (long)geteuid()};
-        _exit(write(p[1], msg, sizeof msg) == sizeof msg ? st : 1);
+        exit(write(p[1], msg, sizeof msg) == sizeof msg ? st : 1); /* exit: the agent writes all */
     }
     close(p[1]);
     long msg[2] = {-1, -1};
