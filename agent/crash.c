@@ -35,6 +35,7 @@
 #define D9_CRASH_QUIESCE_MS 500       /* wait for the writer's cycle to end */
 #define D9_CRASH_OTHER_WAIT_MS 2000   /* a second crashing thread waits for the dump */
 #define D9_CRASH_STACK (128u << 10)   /* the dump's stack: write_crash takes ~30 KiB */
+#define D9_CRASH_NAME "crash"         /* crash.d9 in the process directory */
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NCRASH (sizeof(crash_signals) / sizeof(crash_signals[0]))
@@ -256,10 +257,18 @@ static void write_crash(int why)
         if (idle) /* the writer's segments, if the process goes on (an exit), go beside it */
             d9_seg_dir_adopt(open_path);
     }
-    put_str(path, put_str(path, 0, sizeof(path), open_path), sizeof(path), "/crash.d9");
-    put_str(open_path, n, sizeof(open_path), "/crash.d9.open");
+    put_str(path, put_str(path, 0, sizeof(path), open_path), sizeof(path), "/" D9_CRASH_NAME D9_SEG_SUFFIX);
+    put_str(open_path, n, sizeof(open_path), "/" D9_CRASH_NAME D9_SEG_OPEN_SUFFIX);
     size_t hl = build_header(why);
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, open_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int dir = AT_FDCWD;
+    const char *open_name = open_path, *name = path;
+    int fd = (int)syscall(SYS_openat, dir, open_name, flags, 0600);
+    if (fd < 0 && errno == EACCES && (dir = d9_seg_proc_fd()) >= 0) {
+        open_name = D9_CRASH_NAME D9_SEG_OPEN_SUFFIX; /* switched from root: the path is closed to us */
+        name = D9_CRASH_NAME D9_SEG_SUFFIX;
+        fd = (int)syscall(SYS_openat, dir, open_name, flags, 0600);
+    }
     if (fd < 0)
         return;
     int rc = hl && write_all(fd, hdr, hl) == 0 ? 0 : -1;
@@ -278,7 +287,7 @@ static void write_crash(int why)
         rc = write_rings(fd, idle);
     syscall(SYS_close, fd);
     if (rc == 0) /* never over another crash.d9: it stays .open then (the decoder reads both) */
-        syscall(SYS_renameat2, AT_FDCWD, open_path, AT_FDCWD, path, RENAME_NOREPLACE);
+        syscall(SYS_renameat2, dir, open_name, dir, name, RENAME_NOREPLACE);
     d9_writer_resume(); /* when the program's own handler recovers, recording goes on */
 }
 

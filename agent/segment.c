@@ -634,6 +634,16 @@ int d9_seg_init(void)
 const char *d9_seg_dir_path(void) { return proc_path; }
 int d9_seg_dir_claimed(void) { return proc_name[0] != 0; }
 
+int d9_seg_proc_fd(void)
+{
+    struct stat st;
+    int fd = fd_of(FD_PROC);
+    if (fd < 0 || (atomic_load(&lost) & (1u << FD_PROC)) || syscall(SYS_fstat, fd, &st) != 0 ||
+        st.st_dev != proc_dev || st.st_ino != proc_ino)
+        return -1;
+    return fd;
+}
+
 void d9_seg_dir_adopt(const char *path)
 {
     const char *name = strrchr(path, '/');

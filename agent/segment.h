@@ -45,6 +45,11 @@ int d9_seg_dir_claimed(void);      /* 1 once this process made its directory */
  * or that with .N) while the writer was quiesced: it becomes this
  * process's, where later segments go (async-signal-safe). */
 void d9_seg_dir_adopt(const char *path);
+/* The crash handler's way into the process directory when its path is
+ * closed to it (a switch from root: DIAL9_DIR is root's 0700): the
+ * directory's fd, when it is open, not lost to a host close and still that
+ * directory (fstat), else -1. Async-signal-safe. */
+int d9_seg_proc_fd(void);
 
 /* The process facts every header carries, read once by d9_seg_init (crash.c
  * builds its header from them too: one place reads /proc). */

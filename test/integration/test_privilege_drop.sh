@@ -6,7 +6,8 @@
 # signals a condition variable on two threads for 2.5 s past two rotations.
 # Its process directory and every segment must belong to nobody (0700,
 # 0600), the segments made after the switch must be there and intact, and
-# the recorded signals must equal the program's own count. Without
+# the recorded signals must equal the program's own count; a worker that
+# crashes after the switch still leaves its crash.d9. Without
 # CAP_CHOWN the directory cannot be given away: one line, the program runs
 # as untraced, and what the first segment took stays readable.
 # shellcheck source=test/integration/lib.sh
@@ -15,16 +16,18 @@ d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/drop_privs"
 [ "$(id -u)" = 0 ] || d9_skip "switching users needs root"
 command -v setpriv >/dev/null || d9_fail "setpriv (util-linux) is not installed"
 
-# run_case NAME SIGNALS CMD...: drop_privs under the agent (1 s rotations);
-# sets pid, signals and dir; fails unless the program ran as untraced and
-# made SIGNALS signals.
+# run_case NAME SIGNALS [STATUS] CMD...: drop_privs under the agent (1 s
+# rotations); sets pid, signals and dir; fails unless the program ran as
+# untraced: SIGNALS signals, the switching process ended with STATUS
+# (default 0).
 run_case() {
-    local name=$1 want=$2 out=$D9_TMP/$1.out err=$D9_TMP/$1.err
+    local name=$1 want=$2 want_status=0 out=$D9_TMP/$1.out err=$D9_TMP/$1.err
     shift 2
+    case $1 in [0-9]*) want_status=$1; shift ;; esac
     DIAL9_ROTATION_SECS=1 d9_run_traced "$D9_TMP/$name" "$@" >"$out" 2>"$err" ||
         d9_fail "$name: drop_privs failed: $(cat "$out" "$err")"
     read -r pid status uid signals < <(sed -n 's/^drop_privs: pid \([0-9]*\) status \([0-9]*\) uid \([0-9-]*\) signals \([0-9]*\)$/\1 \2 \3 \4/p' "$out")
-    [ "$status" = 0 ] && [ "$uid" = 65534 ] && [ "$signals" = "$want" ] ||
+    [ "$status" = "$want_status" ] && [ "$uid" = 65534 ] && [ "$signals" = "$want" ] ||
         d9_fail "$name: the program did not run as untraced: $(cat "$out")"
     dir=$(d9_proc_dir "$D9_TMP/$name" "$pid") || exit 1
     d9_assert_check "$dir"
@@ -61,6 +64,16 @@ for mode in self fork closeall; do
         d9_log "$name: $nseg segments, $owners $got of $signals signals"
     done
 done
+
+# A worker that crashes after the switch: the crash handler, whose path
+# to the directory goes through root's DIAL9_DIR, writes crash.d9 through
+# the directory's fd.
+run_case crash 100100 139 "$D9_PROGS/drop_privs" fork setuid crash
+[ -f "$dir/crash.d9" ] || d9_fail "crash: no crash.d9 after the switch: $(ls -l "$dir")"
+"$D9_DECODER" check "$dir/crash.d9" | grep -q 'dump reason: crash: signal 11 (SIGSEGV)' ||
+    d9_fail "crash: crash.d9 gives no SIGSEGV: $("$D9_DECODER" check "$dir/crash.d9" 2>&1)"
+[ "$(stat -c '%u %a' "$dir/crash.d9")" = "65534 600" ] || d9_fail "crash: crash.d9 is $(stat -c '%u %a' "$dir/crash.d9")"
+d9_log "crash: crash.d9 written after the switch"
 
 # Without CAP_CHOWN (a container's root): the directory stays root's, so
 # no segment can be made after the switch. One line says so; the events

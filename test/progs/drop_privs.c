@@ -1,7 +1,7 @@
 /* drop_privs.c - a server that starts as root and switches to nobody
  * (uid and gid 65534), as memcached -u, mariadbd --user and nginx's
  * workers do. Usage:
- *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall]]
+ *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall|crash]]
  *   fork: the process forks, and the child switches (nginx's workers);
  *   self: the process switches itself (memcached, mariadbd).
  * The switching process makes 100 condvar signals as root, calls setgid and
@@ -16,7 +16,9 @@
  * file of its own, which takes the lowest number; it makes no signal
  * before the switch, so the agent has written nothing when it comes. It
  * prints "drop_privs: own file uid U" (its file's owner: 0 unless someone
- * changed it). Must run as root: exits 2 otherwise. */
+ * changed it). crash (fork only): the child ends by a SIGSEGV instead of
+ * exit, after it sent its count (S is then 139). Must run as root: exits 2
+ * otherwise. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +88,7 @@ static int run(const char *call, int closeall, long *n)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fork", *call = argc > 2 ? argv[2] : "setuid";
-    int closeall = argc > 3 && !strcmp(argv[3], "closeall");
+    int closeall = argc > 3 && !strcmp(argv[3], "closeall"), crash = argc > 3 && !strcmp(argv[3], "crash");
     if (geteuid() != 0)
         return 2;
     long n = 0;
@@ -103,7 +105,10 @@ int main(int argc, char **argv)
         close(p[0]);
         int st = run(call, closeall, &n);
         long msg[2] = {n, (long)geteuid()};
-        exit(write(p[1], msg, sizeof msg) == sizeof msg ? st : 1); /* exit: the agent writes all */
+        int sent = write(p[1], msg, sizeof msg) == sizeof msg;
+        if (crash && sent)
+            *(volatile int *)0 = 0; /* as nobody: the crash dump must still be written */
+        exit(sent ? st : 1); /* exit: the agent writes all */
     }
     close(p[1]);
     long msg[2] = {-1, -1};
