@@ -15,6 +15,7 @@
 
 #include "core.h"
 #include "real.h"
+#include "segment.h"
 
 #define D9_HAND_TIMEOUT_MS 2000 /* longest the switch waits for the writer */
 
@@ -24,7 +25,7 @@
  * the switch it could not). errno is kept (d9_writer_flush saves it). */
 static void hand_over(uid_t to)
 {
-    if (to == (uid_t)-1 || to == 0 || d9_busy || geteuid() != 0)
+    if (to == (uid_t)-1 || to == 0 || d9_busy || geteuid() != 0 || d9_seg_handed_to(to))
         return;
     d9_writer_hand_to(to, getegid(), D9_HAND_TIMEOUT_MS);
 }

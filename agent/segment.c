@@ -47,6 +47,8 @@ static uint64_t seg_size, seg_opened, sealed_total;
 static uint64_t seg_hdr_len; /* bytes of the open segment's header */
 static int failed;             /* for good */
 static int not_handed;         /* d9_seg_hand_to could not give the directory away */
+#define D9_NOT_HANDED UINT32_MAX
+static _Atomic uint32_t handed = D9_NOT_HANDED; /* the uid the directory was given to */
 static uint64_t retry_at;      /* in an outage: no attempt before then (0: none) */
 /* Header scratch, mapped once for max_threads entries. */
 static uint32_t *hdr_tids;
@@ -579,8 +581,10 @@ static int open_proc(void)
     struct stat st;
     if (open_dir_own(FD_PROC, base, proc_name, &st) < 0)
         return -1;
-    if (made)
+    if (made) {
         proc_known = 0; /* ours whatever it is: new */
+        atomic_store(&handed, D9_NOT_HANDED); /* made by whoever we are now */
+    }
     if (proc_known && (st.st_dev != proc_dev || st.st_ino != proc_ino))
         return stop("%s was replaced by another directory; recording stopped", proc_path);
     proc_dev = st.st_dev;
@@ -792,8 +796,10 @@ static void hand_to(uid_t uid, gid_t gid)
     if (failed || open_proc() < 0) /* its failure is told when a segment is due */
         return;
     int seg = fd_of(FD_SEG);
-    if (fchown(fd_of(FD_PROC), uid, gid) == 0 && (seg < 0 || fchown(seg, uid, gid) == 0))
+    if (fchown(fd_of(FD_PROC), uid, gid) == 0 && (seg < 0 || fchown(seg, uid, gid) == 0)) {
+        atomic_store(&handed, uid);
         return;
+    }
     d9_log("cannot give %s to uid %u before the program switches to it: %s; recording stops at the next segment",
            proc_path, (unsigned)uid, strerror(errno));
     not_handed = 1;
@@ -1019,6 +1025,8 @@ void d9_seg_seal(void)
     leave();
 }
 
+int d9_seg_handed_to(uid_t uid) { return atomic_load(&handed) == (uint32_t)uid; }
+
 /* In a section, as every use of the fds: one the host closed is never used. */
 void d9_seg_hand_to(uid_t uid, gid_t gid)
 {
@@ -1044,6 +1052,7 @@ void d9_seg_after_fork_child(void)
     seq = oldest_seq = 0;
     seg_size = sealed_total = 0;
     failed = not_handed = 0;
+    atomic_store(&handed, D9_NOT_HANDED); /* the child's directory is its own */
     dump_reason[0] = 0; /* a fork mid-dump: the child's segments are no dump */
     retry_at = 0;
     atomic_store(&section, 0); /* the parent's writer may have been inside one */

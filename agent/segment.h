@@ -79,6 +79,10 @@ void d9_seg_seal(void);                        /* rename to .d9, apply retention
  * the writer, whose credentials change with the program's, still creates,
  * seals and removes segments in it. One line on stderr when it cannot. */
 void d9_seg_hand_to(uid_t uid, gid_t gid);
+/* 1 when the process directory was given to uid and not made again since
+ * (a program that switches back and forth between root and one user hands
+ * it over once). Any thread. */
+int d9_seg_handed_to(uid_t uid);
 int d9_seg_failed(void);         /* stopped, or suspended after a fault */
 int d9_seg_stopped(void);        /* stopped for good */
 /* The writer has caught up after an outage: 1 if one was in progress (the
