@@ -6,6 +6,9 @@
  * create the next segment in it. Before the switch, while still root, the
  * writer makes the directory and hands it and the open segment to the new
  * user (d9_writer_hand_to), then the call is made as the program made it.
+ * The wait for the writer (0.13 ms on the bench VM) is made once for a
+ * program that goes back and forth between root and one user (varnishd's
+ * manager): the directory is already that user's.
  *
  * Only the setuid family in libc changes the owner: a raw setuid system
  * call is not seen (README, "What dial9 sees"), and a group change alone
@@ -19,7 +22,7 @@
 
 #define D9_HAND_TIMEOUT_MS 2000 /* longest the switch waits for the writer */
 
-/* Before a call that makes to the effective uid ((uid_t)-1: unchanged).
+/* Before a call that switches to the effective uid to ((uid_t)-1: unchanged).
  * Only root gives files away, and only a switch away from root loses them.
  * The group is the one the program set before (setgid comes first: after
  * the switch it could not). errno is kept (d9_writer_flush saves it). */
