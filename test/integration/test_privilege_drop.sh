@@ -65,6 +65,17 @@ for mode in self fork closeall; do
     done
 done
 
+# Back and forth between root and nobody each round (varnishd's manager):
+# segments made while root, in nobody's directory, are root's; every event
+# is there.
+run_case toggle 100100 "$D9_PROGS/drop_privs" self seteuid toggle
+nseg=$(find "$dir" -name '*.d9*' | wc -l)
+[ "$nseg" -ge 3 ] && [ "$(stat -c %u "$dir")" = 65534 ] ||
+    d9_fail "toggle: $nseg segments in $(stat -c %u "$dir")'s directory: $(ls -ln "$dir")"
+got=$(recorded toggle)
+[ "$got" = "$signals" ] || d9_fail "toggle: $got signals recorded (-1: drops), $signals made"
+d9_log "toggle: $nseg segments, $got of $signals signals"
+
 # A worker that crashes after the switch: the crash handler, whose path
 # to the directory goes through root's DIAL9_DIR, writes crash.d9 through
 # the directory's fd.

@@ -1,7 +1,7 @@
 /* drop_privs.c - a server that starts as root and switches to nobody
  * (uid and gid 65534), as memcached -u, mariadbd --user and nginx's
  * workers do. Usage:
- *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall|crash]]
+ *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall|crash|toggle]]
  *   fork: the process forks, and the child switches (nginx's workers);
  *   self: the process switches itself (memcached, mariadbd).
  * The switching process makes 100 condvar signals as root, calls setgid and
@@ -17,8 +17,10 @@
  * before the switch, so the agent has written nothing when it comes. It
  * prints "drop_privs: own file uid U" (its file's owner: 0 unless someone
  * changed it). crash (fork only): the child ends by a SIGSEGV instead of
- * exit, after it sent its count (S is then 139). Must run as root: exits 2
- * otherwise. */
+ * exit, after it sent its count (S is then 139). toggle (with seteuid):
+ * after each round the main thread goes back to root and to nobody again,
+ * as varnishd's manager does (S 6 if one failed). Must run as root: exits
+ * 2 otherwise. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +36,17 @@
 
 static pthread_cond_t cv = HELD_COND_INITIALIZER;
 
+static int toggle; /* the main thread goes back to root and to nobody each round */
+static pthread_t main_thread;
+
 static void *signaller(void *arg)
 {
     long *n = arg;
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < 200; i++, (*n)++)
             pthread_cond_signal(&cv);
+        if (toggle && pthread_equal(pthread_self(), main_thread) && (seteuid(0) != 0 || seteuid(NOBODY) != 0))
+            toggle = -1;
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     }
     return NULL;
@@ -79,6 +86,8 @@ static int run(const char *call, int closeall, long *n)
     signaller(n);
     pthread_join(th, NULL);
     *n += other;
+    if (toggle < 0)
+        return 6;
     struct stat st;
     if (own)
         printf("drop_privs: own file uid %d\n", fstat(fileno(own), &st) == 0 ? (int)st.st_uid : -1);
@@ -89,6 +98,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fork", *call = argc > 2 ? argv[2] : "setuid";
     int closeall = argc > 3 && !strcmp(argv[3], "closeall"), crash = argc > 3 && !strcmp(argv[3], "crash");
+    toggle = argc > 3 && !strcmp(argv[3], "toggle");
+    main_thread = pthread_self();
     if (geteuid() != 0)
         return 2;
     long n = 0;
