@@ -9,8 +9,10 @@
 #   EFAULT (hooks_semantics.c:926), and libasan's own prctl interceptor
 #   (first in LD_PRELOAD) strncpy's from bad_ptr: ASan SEGV in
 #   __sanitizer::internal_strncpy before the agent is reached.
-# - detect_leaks=0 for `lifecycle_child spawn`, `forker` and demo_server
-#   only; the leaks are the host programs': lifecycle_child.c never calls
+# - detect_leaks=0 for `lifecycle_child spawn`, `forker`, demo_server and
+#   drop_privs only. drop_privs' worker switches to nobody, and LSan cannot
+#   attach to a process that switched users. The others' leaks are the host
+#   programs': lifecycle_child.c never calls
 #   posix_spawn_file_actions_destroy (256 bytes from
 #   __posix_spawn_file_actions_realloc); demo_server's acceptor sometimes
 #   leaves a struct conn (calloc at demo_server.c:287) queued at exit (48
@@ -27,7 +29,7 @@
 # test_agent_tsan.sh links the TSan agent into a TSan program instead.
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_DECODER" "$D9_PROGS/ground_truth" "$D9_PROGS/demo_server" "$D9_PROGS/forker" \
-    "$D9_PROGS/lifecycle_child"
+    "$D9_PROGS/lifecycle_child" "$D9_PROGS/drop_privs"
 
 CC=${CC:-cc}
 libasan=$("$CC" -print-file-name=libasan.so)
@@ -102,4 +104,11 @@ for mode in exec vfork spawn; do
 done
 san_run lc_closeall 1 "$D9_PROGS/lifecycle_child" closeall "$D9_TMP/closeall.txt"
 san_assert lc_closeall 0
-d9_log "ASan+UBSan agent: ground_truth, demo_server, forker, lifecycle_child OK (TSan: see the header)"
+# A forked worker that switches to nobody (the hand-over of its directory).
+if [ "$(id -u)" = 0 ]; then
+    san_run drop_privs 0 "$D9_PROGS/drop_privs" fork setuid
+    san_assert drop_privs 0
+    grep -q '^drop_privs: pid .* status 0 uid 65534 signals 100100$' "$D9_TMP/drop_privs.out" ||
+        d9_fail "drop_privs: $(cat "$D9_TMP/drop_privs.out")"
+fi
+d9_log "ASan+UBSan agent: ground_truth, demo_server, forker, lifecycle_child, drop_privs OK (TSan: see the header)"
