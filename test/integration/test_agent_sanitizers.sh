@@ -10,14 +10,13 @@
 #   (first in LD_PRELOAD) strncpy's from bad_ptr: ASan SEGV in
 #   __sanitizer::internal_strncpy before the agent is reached.
 # - detect_leaks=0 for `lifecycle_child spawn`, `forker`, demo_server and
-#   drop_privs only. drop_privs' worker switches to nobody, and LSan cannot
-#   attach to a process that switched users. The others' leaks are the host
-#   programs': lifecycle_child.c never calls
-#   posix_spawn_file_actions_destroy (256 bytes from
+#   drop_privs only; the leaks are the host programs': lifecycle_child.c
+#   never calls posix_spawn_file_actions_destroy (256 bytes from
 #   __posix_spawn_file_actions_realloc); demo_server's acceptor sometimes
 #   leaves a struct conn (calloc at demo_server.c:287) queued at exit (48
-#   bytes, timing-dependent); LSan in forker's forked child prints "Running
-#   thread N was not suspended. False leaks are possible.".
+#   bytes, timing-dependent); LSan in forker's and drop_privs' forked
+#   children prints "Running thread N was not suspended. False leaks are
+#   possible.".
 #
 # ThreadSanitizer cannot be used this way (not tested): libtsan's
 # pthread_create interceptor calls the next pthread_create, the agent's,
