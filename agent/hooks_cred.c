@@ -22,7 +22,7 @@
 
 #define D9_HAND_TIMEOUT_MS 2000 /* longest the switch waits for the writer */
 
-/* Before a call that switches to the effective uid to ((uid_t)-1: unchanged).
+/* Before a call that switches the effective uid to `to` ((uid_t)-1: unchanged).
  * Only root gives files away, and only a switch away from root loses them.
  * The group is the one the program set before (setgid comes first: after
  * the switch it could not). errno is kept (d9_writer_flush saves it). */
