@@ -39,42 +39,50 @@ recorded() {
     d9_json "$D9_TMP/$1.json" 'sum(t["wakes_sent"] for t in j["threads"]) if j["dropped"] == 0 else -1'
 }
 
-# closeall: the program closed the agent's fds and took their numbers for
-# a file of its own, before anything was written: the directory is made
-# with fds of the agent's own, and the program's file keeps its owner.
-for mode in self fork closeall; do
+# assert_recorded NAME: no agent message, at least 3 segments (2 made after
+# the switch), and every signal the program made recorded, none dropped.
+assert_recorded() {
+    local got
+    [ -z "$(grep '^dial9: ' "$D9_TMP/$1.err")" ] || d9_fail "$1: agent messages: $(cat "$D9_TMP/$1.err")"
+    nseg=$(find "$dir" -name '*.d9*' | wc -l)
+    [ "$nseg" -ge 3 ] || d9_fail "$1: $nseg segments in 2.5 s of 1 s rotations: $(ls "$dir")"
+    got=$(recorded "$1")
+    [ "$got" = "$signals" ] || d9_fail "$1: $got signals recorded (-1: drops), $signals made"
+}
+# assert_nobodys NAME: the directory nobody's 0700, every segment nobody's 0600.
+assert_nobodys() {
+    owners=$(find "$dir" -printf '%u %m\n' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+    [ -z "$(find "$dir" \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) -o ! -user 65534)" ] ||
+        d9_fail "$1: files not nobody's 0700 directory and 0600 segments: $owners"
+}
+
+for mode in self fork; do
     for call in setuid seteuid setreuid setresuid; do
         name=$mode-$call
-        if [ $mode = closeall ]; then
-            [ $call = setuid ] || continue
-            run_case "$name" 100000 "$D9_PROGS/drop_privs" self "$call" closeall
-            grep -qx 'drop_privs: own file uid 0' "$D9_TMP/$name.out" ||
-                d9_fail "$name: the program's own file changed owner: $(cat "$D9_TMP/$name.out")"
-        else
-            run_case "$name" 100100 "$D9_PROGS/drop_privs" "$mode" "$call"
-        fi
-        [ -z "$(grep '^dial9: ' "$D9_TMP/$name.err")" ] || d9_fail "$name: agent messages: $(cat "$D9_TMP/$name.err")"
-        owners=$(find "$dir" -printf '%u %m\n' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-        [ -z "$(find "$dir" \( -type d ! -perm 700 \) -o \( -type f ! -perm 600 \) -o ! -user 65534)" ] ||
-            d9_fail "$name: files not nobody's 0700 directory and 0600 segments: $owners"
-        nseg=$(find "$dir" -name '*.d9*' | wc -l)
-        [ "$nseg" -ge 3 ] || d9_fail "$name: $nseg segments in 2.5 s of 1 s rotations: $(ls "$dir")"
-        got=$(recorded "$name")
-        [ "$got" = "$signals" ] || d9_fail "$name: $got signals recorded (-1: drops), $signals made"
-        d9_log "$name: $nseg segments, $owners $got of $signals signals"
+        run_case "$name" 100100 "$D9_PROGS/drop_privs" "$mode" "$call"
+        assert_recorded "$name"
+        assert_nobodys "$name"
+        d9_log "$name: $nseg segments, $owners all $signals signals"
     done
 done
+
+# The program closed the agent's fds and took their numbers for a file of
+# its own before anything was written: the directory is made with fds of
+# the agent's own, and the program's file keeps its owner.
+run_case closeall 100000 "$D9_PROGS/drop_privs" self setuid closeall
+grep -qx 'drop_privs: own file uid 0' "$D9_TMP/closeall.out" ||
+    d9_fail "closeall: the program's own file changed owner: $(cat "$D9_TMP/closeall.out")"
+assert_recorded closeall
+assert_nobodys closeall
+d9_log "closeall: $nseg segments, $owners all $signals signals, the program's file still root's"
 
 # Back and forth between root and nobody each round (varnishd's manager):
 # segments made while root, in nobody's directory, are root's; every event
 # is there.
 run_case toggle 100100 "$D9_PROGS/drop_privs" self seteuid toggle
-nseg=$(find "$dir" -name '*.d9*' | wc -l)
-[ "$nseg" -ge 3 ] && [ "$(stat -c %u "$dir")" = 65534 ] ||
-    d9_fail "toggle: $nseg segments in $(stat -c %u "$dir")'s directory: $(ls -ln "$dir")"
-got=$(recorded toggle)
-[ "$got" = "$signals" ] || d9_fail "toggle: $got signals recorded (-1: drops), $signals made"
-d9_log "toggle: $nseg segments, $got of $signals signals"
+assert_recorded toggle
+[ "$(stat -c %u "$dir")" = 65534 ] || d9_fail "toggle: the directory is $(stat -c %u "$dir")'s: $(ls -ln "$dir")"
+d9_log "toggle: $nseg segments, all $signals signals"
 
 # A worker that crashes after the switch: the crash handler, whose path
 # to the directory goes through root's DIAL9_DIR, writes crash.d9 through

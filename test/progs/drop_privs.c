@@ -45,7 +45,7 @@ static void *signaller(void *arg)
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < 200; i++, (*n)++)
             pthread_cond_signal(&cv);
-        if (toggle && pthread_equal(pthread_self(), main_thread) && (seteuid(0) != 0 || seteuid(NOBODY) != 0))
+        if (pthread_equal(pthread_self(), main_thread) && toggle && (seteuid(0) != 0 || seteuid(NOBODY) != 0))
             toggle = -1;
         nanosleep(&(struct timespec){0, 10000000}, NULL);
     }
