@@ -638,12 +638,12 @@ int d9_seg_init(void)
 const char *d9_seg_dir_path(void) { return proc_path; }
 int d9_seg_dir_claimed(void) { return proc_name[0] != 0; }
 
+static int same_file(int i, dev_t dev, ino_t ino);
+
 int d9_seg_proc_fd(void)
 {
-    struct stat st;
     int fd = fd_of(FD_PROC);
-    if (fd < 0 || (atomic_load(&lost) & (1u << FD_PROC)) || syscall(SYS_fstat, fd, &st) != 0 ||
-        st.st_dev != proc_dev || st.st_ino != proc_ino)
+    if (fd < 0 || (atomic_load(&lost) & (1u << FD_PROC)) || !same_file(FD_PROC, proc_dev, proc_ino))
         return -1;
     return fd;
 }
@@ -881,6 +881,8 @@ static int write_all(const void *buf, size_t len)
 /* fd i still names the file it was opened on? The hooks see every close
  * made through libc; this catches the raw syscall ones (a narrow race is
  * left: closed and reused between this check and the write). */
+/* 1 when own[i] is unused or still names that file. fstat is
+ * async-signal-safe (d9_seg_proc_fd runs in the crash handler). */
 static int same_file(int i, dev_t dev, ino_t ino)
 {
     struct stat st;

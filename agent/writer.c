@@ -611,7 +611,8 @@ static int cycle(void)
         d9_flight_expire(d9_now());
     if (dump)
         serve_dump(reason);
-    if (atomic_exchange(&hand_asked, 0)) { /* after the flush: its segment is handed over too */
+    if (atomic_load_explicit(&hand_asked, memory_order_relaxed) && atomic_exchange(&hand_asked, 0)) {
+        /* after the flush: its segment is handed over too */
         uint64_t o = atomic_load(&hand_owner);
         d9_seg_hand_to((uid_t)(o >> 32), (gid_t)o);
     }
@@ -836,7 +837,11 @@ int d9_writer_hand_to(uid_t uid, gid_t gid, int timeout_ms)
 {
     atomic_store(&hand_owner, (uint64_t)uid << 32 | gid);
     atomic_store(&hand_asked, 1); /* before the flush request: the cycle that answers it sees this */
-    return d9_writer_flush(timeout_ms);
+    int rc = d9_writer_flush(timeout_ms);
+    /* Not taken (no writer, an outage, a timeout): after the switch it
+     * would be made as the new user and fail, so it is not made at all. */
+    atomic_store(&hand_asked, 0);
+    return rc;
 }
 
 void d9_writer_after_fork_child(void)
