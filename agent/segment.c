@@ -1037,14 +1037,43 @@ void d9_seg_hand_to(uid_t uid, gid_t gid)
     leave();
 }
 
+/* A child forked after the program switched from root (a daemon that
+ * switches, then forks into the background: memcached -d -u) runs as a
+ * user who may not write DIAL9_DIR, root's; the parent's directory was
+ * given to that user (hand_to), so the child makes its own inside it:
+ * the parent's directory fd becomes the child's base. Returns 1 when it
+ * did; 0 leaves the fds as they were. */
+static int nest_in_parent(void)
+{
+    uid_t euid = geteuid();
+    size_t n = strlen(proc_path);
+    if (euid == 0 || atomic_load(&handed) != (uint32_t)euid || n >= sizeof(base_path) ||
+        fd_of(FD_BASE) < 0 || fd_of(FD_PROC) < 0 || !same_file(FD_BASE, base_dev, base_ino) ||
+        !same_file(FD_PROC, proc_dev, proc_ino) ||
+        faccessat(fd_of(FD_BASE), ".", W_OK | X_OK, AT_EACCESS) == 0) /* DIAL9_DIR serves: flat */
+        return 0;
+    drop_fd(FD_BASE);
+    set_fd(FD_BASE, fd_of(FD_PROC));
+    set_fd(FD_PROC, -1);
+    base_dev = proc_dev;
+    base_ino = proc_ino;
+    memcpy(base_path, proc_path, n + 1); /* lines name it; reopened by name if the host closes it */
+    return 1;
+}
+
 void d9_seg_after_fork_child(void)
 {
-    /* Only this thread exists: no section is open. */
+    /* Only this thread exists: no section is open. An fd the host closed
+     * is not ours, whatever holds its number now: forgotten, not closed. */
+    unsigned gone = atomic_exchange(&lost, 0);
+    for (int i = 0; i < FD_N; i++)
+        if (gone & (1u << i))
+            set_fd(i, -1);
     drop_fd(FD_SEG);
-    drop_fd(FD_PROC);
     if (atomic_exchange(&dir_state, DIR_NONE) == DIR_LATE) /* the parent's writer was inside it */
         drop_fd(FD_BASE); /* the child's writer opens DIAL9_DIR itself (open_proc) */
-    atomic_store(&lost, 0);
+    if (!nest_in_parent())
+        drop_fd(FD_PROC);
     atomic_store(&waiters, 0);
     atomic_store(&slotless.started, 0); /* another thread of the parent may have been closing */
     atomic_store(&slotless.ended, 0);   /* (the slots' counts: the registry's release) */

@@ -101,10 +101,11 @@ d9_start_traced() {
     d9_track "$D9_PID"
 }
 
-# d9_proc_dir DIR PID: the per-process trace directory (<exe>.<pid>).
+# d9_proc_dir DIR PID: the per-process trace directory (<exe>.<pid>), or
+# one inside another's (a child forked after a switch from root).
 d9_proc_dir() {
     local d
-    for d in "$1"/*."$2"; do
+    for d in "$1"/*."$2" "$1"/*/*."$2"; do
         [ -d "$d" ] && { echo "$d"; return 0; }
     done
     d9_fail "no trace directory for pid $2 in $1 (have: $(ls "$1" 2>/dev/null | tr '\n' ' '))"

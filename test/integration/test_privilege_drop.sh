@@ -7,7 +7,8 @@
 # Its process directory and every segment must belong to nobody (0700,
 # 0600), the segments made after the switch must be there and intact, and
 # the recorded signals must equal the program's own count; a worker that
-# crashes after the switch still leaves its crash.d9. Without
+# crashes after the switch still leaves its crash.d9; a child forked after
+# the switch records into its parent's directory. Without
 # CAP_CHOWN the directory cannot be given away: one line, the program runs
 # as untraced, and what the first segment took stays readable.
 # shellcheck source=test/integration/lib.sh
@@ -93,6 +94,26 @@ run_case crash 100100 139 "$D9_PROGS/drop_privs" fork setuid crash
     d9_fail "crash: crash.d9 gives no SIGSEGV: $("$D9_DECODER" check "$dir/crash.d9" 2>&1)"
 [ "$(stat -c '%u %a' "$dir/crash.d9")" = "65534 600" ] || d9_fail "crash: crash.d9 is $(stat -c '%u %a' "$dir/crash.d9")"
 d9_log "crash: crash.d9 written after the switch"
+
+# A daemon that switches and then forks into the background (memcached
+# -d -u): its child, nobody, cannot write DIAL9_DIR, root's 0700, and
+# makes its directory inside its parent's, which is nobody's. With a
+# sticky DIAL9_DIR the child's directory is beside its parent's.
+for call in setuid seteuid; do
+    name=after-$call
+    run_case "$name" 100000 "$D9_PROGS/drop_privs" after "$call"
+    assert_recorded "$name"
+    assert_nobodys "$name"
+    [ "$(stat -c '%u %a' "$(dirname "$dir")")" = "65534 700" ] && [ "$(dirname "$(dirname "$dir")")" = "$D9_TMP/$name" ] ||
+        d9_fail "$name: the child's directory is not in its parent's, nobody's: $(find "$D9_TMP/$name" -printf '%u %m %p; ')"
+    d9_log "$name: the child's $nseg segments in ${dir#"$D9_TMP/$name/"}, all $signals signals"
+done
+mkdir -m 1777 "$D9_TMP/after-sticky"
+run_case after-sticky 100000 "$D9_PROGS/drop_privs" after setuid
+assert_recorded after-sticky
+assert_nobodys after-sticky
+[ "$(dirname "$dir")" = "$D9_TMP/after-sticky" ] || d9_fail "after-sticky: the child's directory is not in DIAL9_DIR: $dir"
+d9_log "after-sticky: the child's $nseg segments beside its parent's, all $signals signals"
 
 # Without CAP_CHOWN (a container's root): the directory stays root's, so
 # no segment can be made after the switch. One line says so; the events

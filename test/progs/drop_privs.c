@@ -1,16 +1,20 @@
 /* drop_privs.c - a server that starts as root and switches to nobody
  * (uid and gid 65534), as memcached -u, mariadbd --user and nginx's
  * workers do. Usage:
- *   drop_privs fork|self [setuid|seteuid|setreuid|setresuid [closeall|crash|toggle]]
+ *   drop_privs fork|self|after [setuid|seteuid|setreuid|setresuid [closeall|crash|toggle]]
  *   fork: the process forks, and the child switches (nginx's workers);
- *   self: the process switches itself (memcached, mariadbd).
+ *   self: the process switches itself (memcached, mariadbd);
+ *   after: the process switches, then forks, and the child does the
+ *   rounds below (memcached -d -u: a daemon forks after its switch).
  * The switching process makes 100 condvar signals as root, calls setgid and
  * then the named call (default setuid), starts a thread, and the two
  * threads each make 200 signals every 10 ms for 2.5 s (past two rotations
  * at DIAL9_ROTATION_SECS=1). Prints
  *   "drop_privs: pid P status S uid U signals N"
- * P the switching process, S its exit status (0: every call succeeded),
- * U its effective uid at the end, N its signals (its ground truth).
+ * P the process that made the rounds (the switching one, or with after
+ * its child), S its exit status (0: every call succeeded), U its
+ * effective uid at the end, N its signals (its ground truth; with after
+ * the child's only).
  * closeall: the switching process first closes every fd above 2
  * (close_range, as varnishd does at start: the agent's too) and opens a
  * file of its own, which takes the lowest number; it makes no signal
@@ -67,18 +71,23 @@ static int switch_user(const char *call)
     return -1;
 }
 
-/* The switching process: its signals into *n; 0 when all went well. */
-static int run(const char *call, int closeall, long *n)
+static FILE *own; /* closeall's file */
+
+/* Up to the switch: its signals into *n; 0 when all went well. */
+static int to_switch(const char *call, int closeall, long *n)
 {
-    FILE *own = NULL;
     if (closeall) {
         if (close_range(3, ~0u, 0) != 0 || !(own = tmpfile()))
             return 5;
     }
     for (int i = 0; i < 100 && !closeall; i++, (*n)++) /* closeall: nothing to write before the switch */
         pthread_cond_signal(&cv);
-    if (switch_user(call) != 0)
-        return 3;
+    return switch_user(call) != 0 ? 3 : 0;
+}
+
+/* After the switch: the two threads' rounds, their signals into *n. */
+static int rounds(long *n)
+{
     long other = 0;
     pthread_t th;
     if (pthread_create(&th, NULL, signaller, &other) != 0)
@@ -92,6 +101,13 @@ static int run(const char *call, int closeall, long *n)
     if (own)
         printf("drop_privs: own file uid %d\n", fstat(fileno(own), &st) == 0 ? (int)st.st_uid : -1);
     return 0;
+}
+
+/* The switching process: its signals into *n; 0 when all went well. */
+static int run(const char *call, int closeall, long *n)
+{
+    int st = to_switch(call, closeall, n);
+    return st ? st : rounds(n);
 }
 
 int main(int argc, char **argv)
@@ -108,13 +124,17 @@ int main(int argc, char **argv)
         printf("drop_privs: pid %d status %d uid %d signals %ld\n", (int)getpid(), st, (int)geteuid(), n);
         return st;
     }
+    int after = !strcmp(mode, "after"), before_fork = after ? to_switch(call, closeall, &n) : 0;
+    if (before_fork != 0)
+        return before_fork;
     int p[2];
     if (pipe(p) != 0)
         return 1;
     pid_t pid = fork();
     if (pid == 0) {
         close(p[0]);
-        int st = run(call, closeall, &n);
+        n = 0; /* after: the child's own signals */
+        int st = after ? rounds(&n) : run(call, closeall, &n);
         long msg[2] = {n, (long)geteuid()};
         int sent = write(p[1], msg, sizeof msg) == sizeof msg;
         if (crash && sent)
