@@ -12,7 +12,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 AGENT_SRC := $(wildcard agent/*.c runtime_shims/*.c)
 AGENT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRC))
 # Agent files that do not interpose anything: unit-testable in a normal binary.
-AGENT_PURE := agent/encode.c agent/config.c agent/log.c agent/scheduling_parse.c
+AGENT_PURE := agent/encode.c agent/app_names.c agent/config.c agent/log.c agent/scheduling_parse.c
 DECODER_SRC := $(wildcard decoder/*.c)
 DECODER_LIB := $(filter-out decoder/main.c,$(DECODER_SRC))
 DECODER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DECODER_SRC))
@@ -69,9 +69,9 @@ $(BUILD)/bench/passthrough.so: bench/passthrough.c
 	$(CC) $(CFLAGS) $(BASE_CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 # The writer's encoder on a recorded trace (read back with the decoder's reader).
-$(BUILD)/bench/encode_cpu: bench/encode_cpu.c agent/encode.c $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h)
+$(BUILD)/bench/encode_cpu: bench/encode_cpu.c agent/encode.c agent/app_names.c $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ bench/encode_cpu.c agent/encode.c $(DECODER_LIB) -llz4 -lm -lpthread
+	$(CC) $(CFLAGS) $(BASE_CFLAGS) -o $@ bench/encode_cpu.c agent/encode.c agent/app_names.c $(DECODER_LIB) -llz4 -lm -lpthread
 
 # Unit tests (Check) run under ASan and UBSan.
 $(UNIT): $(UNIT_SRC) $(AGENT_PURE) $(DECODER_LIB) $(wildcard include/*.h agent/*.h decoder/*.h test/unit/*.h)

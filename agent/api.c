@@ -3,8 +3,10 @@
 
 #include <errno.h>
 
+#include "app_names.h"
 #include "core.h"
 #include "dump.h"
+#include "real.h" /* d9_stamp_if_recording */
 
 #define D9_FLUSH_TIMEOUT_MS 1000 /* documented in dial9.h */
 #define D9_DUMP_TIMEOUT_MS 2000  /* documented in dial9.h */
@@ -37,6 +39,31 @@ D9_EXPORT int dial9_dump(const char *reason)
     if (err)
         errno = err;
     return err ? -1 : 0;
+}
+
+D9_EXPORT int dial9_event_id(const char *name)
+{
+    int id = d9_app_register(name);
+    if (id < 0) {
+        errno = -id;
+        return -1;
+    }
+    return id;
+}
+
+D9_EXPORT int dial9_event(int id, long long value)
+{
+    if (D9_UNLIKELY(!d9_app_known(id))) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint64_t ts = d9_stamp_if_recording();
+    if (D9_UNLIKELY(!ts)) {
+        errno = ENOTCONN;
+        return -1;
+    }
+    d9_emit_since(ts, D9_EV_APP, 0, (uint64_t)id, (uint64_t)value);
+    return 0;
 }
 
 D9_EXPORT const char *dial9_version(void) { return D9_AGENT_VERSION; }

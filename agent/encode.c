@@ -5,6 +5,8 @@
 #include <lz4frame.h>
 #include <string.h>
 
+#include "app_names.h"
+
 /* Bytes kept free in a payload for the block end (varint 0). */
 #define D9_ENC_RESERVE 1
 
@@ -103,7 +105,8 @@ static inline uint64_t source_value(const struct d9_raw_event *ev, char src)
 }
 
 /* The bytes of a 'b' field: the name travels in a then b, len bytes of it;
- * another source is its 8 little-endian bytes. Returns the length. */
+ * an application event's is the name registered under its id in a; another
+ * source is its 8 little-endian bytes. Returns the length. */
 static size_t field_bytes(const struct d9_raw_event *ev, char src, uint8_t bytes[16])
 {
     if (src == 'n') {
@@ -111,6 +114,8 @@ static size_t field_bytes(const struct d9_raw_event *ev, char src, uint8_t bytes
         memcpy(bytes + 8, &ev->b, 8);
         return ev->len < 16 ? ev->len : 16;
     }
+    if (src == 'i')
+        return d9_app_name(ev->a, bytes);
     uint64_t v = source_value(ev, src);
     for (size_t i = 0; i < 8; i++)
         bytes[i] = (uint8_t)(v >> (8 * i));

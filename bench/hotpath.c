@@ -46,6 +46,9 @@
  *                 the hook (park + unpark)
  *   sem_park      sem_post, then sem_wait, which takes it: no syscall (wake,
  *                 park, unpark)
+ *   app           dial9_event (include/dial9.h), an application event; its
+ *                 "libc" side, and the call without the agent, is an empty
+ *                 function of the same type (app event)
  * Not a mode: sleeps (their hooks are poll's; a 0 ns nanosleep sleeps
  * 12-100 us here, too long to see ns in).
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
@@ -78,6 +81,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define DIAL9_WEAK
+#include <dial9.h>
+
 #include "bench.h"
 #include "../test/progs/held_cond.h"
 
@@ -97,11 +103,12 @@ enum mode {
     M_POLL_PARK,
     M_COND_PARK,
     M_SEM_PARK,
+    M_APP,
 };
 static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
                                          "epoll_nowait", "epoll_park", "futex_park", "mutex",
                                          "sock_read",    "file_pread", "file_openclose", "pipe_wake",
-                                         "poll_park",    "cond_park",  "sem_park"};
+                                         "poll_park",    "cond_park",  "sem_park",   "app"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -121,11 +128,20 @@ struct calls {
     int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
     int (*sem_post)(sem_t *);
     int (*sem_wait)(sem_t *);
+    int (*event)(int, long long);
 };
 
-static const struct calls program = {
+/* app's call where nothing records it: an empty call of dial9_event's type. */
+static __attribute__((noinline)) int no_event(int id, long long value)
+{
+    __asm__ volatile("" ::"r"(id), "r"(value));
+    return 0;
+}
+
+/* event: dial9_event when the agent is preloaded, else no_event (main). */
+static struct calls program = {
     pthread_cond_signal, syscall, write, read, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
-    poll, pthread_cond_timedwait, sem_post, sem_wait,
+    poll, pthread_cond_timedwait, sem_post, sem_wait, no_event,
 };
 
 /* libc's own definitions; pthread_cond_signal in the ABI the program links
@@ -150,6 +166,7 @@ static int libc_calls(struct calls *c)
         h, "pthread_cond_timedwait", "GLIBC_2.3.2");
     c->sem_post = (int (*)(sem_t *))dlsym(h, "sem_post");
     c->sem_wait = (int (*)(sem_t *))dlsym(h, "sem_wait");
+    c->event = no_event;
     const void *const *p = (const void *const *)c;
     for (size_t i = 0; i < sizeof(*c) / sizeof(void *); i++)
         if (!p[i])
@@ -164,6 +181,7 @@ struct fixture {
     pthread_mutex_t mu;
     int word, efd, ep, sock, ffd;
     int pipe_w; /* write end of a pipe whose read end is in an epoll set */
+    int app_id; /* app's event name */
     sem_t sem;
     const char *path;
 };
@@ -201,6 +219,7 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
             c->sem_post(&fx->sem);
             c->sem_wait(&fx->sem);
             break;
+        case M_APP: c->event(fx->app_id, i); break;
         }
     }
 }
@@ -271,7 +290,7 @@ int main(int argc, char **argv)
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
         fprintf(stderr,
                 "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|"
-                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park "
+                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park|app "
                 "N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
@@ -311,6 +330,10 @@ int main(int argc, char **argv)
     fx.pipe_w = pp[1];
     if (sem_init(&fx.sem, 0, 0) != 0)
         return 1;
+    if (dial9_event_id && dial9_event) {
+        fx.app_id = dial9_event_id("bench.app");
+        program.event = dial9_event;
+    }
     if (m == M_COND_PARK) /* pthread_cond_timedwait takes and gives back a held mutex */
         pthread_mutex_lock(&fx.mu);
     if (bench_start_idle_thread() != 0)

@@ -277,6 +277,7 @@ static inline int account(struct ctx *c, uint32_t i, struct d9_tstats *t, struct
     case D9_EV_SLOW_SYSCALL: return slow_syscall(c, t, w, e);
     case D9_EV_LOCK_WAIT: return lock_wait(c, t, e);
     case D9_EV_SCHED_DELAY: return sched_delay(c, t, fld(e, F_DELAY), fld(e, F_WINDOW));
+    case D9_EV_APP: t->app_events++; return d9_apps_add(&c->s->apps, e);
     case D9_EV_PREEMPT: {
         uint64_t d = fld(e, F_PREEMPT);
         t->preempts++;
@@ -430,6 +431,7 @@ int d9_analyse_opts(const struct d9_model *m, struct d9_summary *s, const struct
     s->nworst_wakes = take(&c.worst_wakes);
     s->nworst_slow = take(&c.worst_slow);
     s->nlong_busy = take(&c.long_busy);
+    d9_apps_sort(&s->apps);
     free(c.w);
     free(c.held);
     d9_matcher_free(c.mt);
@@ -458,5 +460,6 @@ void d9_summary_free(struct d9_summary *s)
     free(s->t);
     d9_wakelog_free(s->wakelog);
     free(s->locks);
+    d9_apps_free(&s->apps);
     memset(s, 0, sizeof(*s));
 }

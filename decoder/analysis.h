@@ -3,13 +3,15 @@
  * wakes sent and received with wake-to-run latency (latency.h), kernel
  * scheduling delay, preemption, slow syscalls, lock waits, drops,
  * zero-timeout polls and a role guess. Over the whole input: the worst wakes,
- * slow syscalls by call and the worst ones, contended locks by address, and
- * the longest busy periods. All durations are ns. */
+ * slow syscalls by call and the worst ones, contended locks by address, the
+ * longest busy periods, and application events by process and name. All
+ * durations are ns. */
 #ifndef DIAL9_DECODER_ANALYSIS_H
 #define DIAL9_DECODER_ANALYSIS_H
 
 #include <stdint.h>
 
+#include "app_events.h"
 #include "hist.h"
 #include "latency.h"
 #include "model.h"
@@ -46,6 +48,7 @@ struct d9_tstats {
     uint64_t parks, parks_by_call[D9_CALL_COUNT + 1]; /* last: calls this decoder does not know */
     uint64_t parked_ns, busy_ns;  /* busy = span between first and last event - parked */
     uint64_t wakes_sent, wakes_received, nowait_polls, dropped;
+    uint64_t app_events; /* APP events (dial9_event) */
     struct d9_dist park_ns, busy_period_ns, wake_latency_ns; /* from park, busy, wake_lat */
     /* Distributions (hist.h: exact count, sum, min, max; quantiles within
      * 3.1%): park durations, busy periods (thread start or unpark -> next
@@ -104,6 +107,7 @@ struct d9_summary {
     size_t nlocks;
     struct d9_busy long_busy[D9_TOPK_MAX];
     size_t nlong_busy;
+    struct d9_apps apps; /* application events per process and name */
 };
 
 struct d9_analysis_opts {

@@ -13,7 +13,8 @@
 
 /* Field positions, per D9_SCHEMA_TABLE. */
 enum { F_CALL = 0, F_TIMEOUT = 2, F_RESULT = 1, F_COUNT = 0, F_SYS_FD = 1, F_SYS_KIND = 2, F_SYS_DUR = 3,
-       F_LOCK_TARGET = 1, F_LOCK_WAIT = 2, F_DELAY = 0, F_SOURCE = 1, F_WINDOW = 2, F_PREEMPT = 0 };
+       F_LOCK_TARGET = 1, F_LOCK_WAIT = 2, F_DELAY = 0, F_SOURCE = 1, F_WINDOW = 2, F_PREEMPT = 0,
+       F_APP_VALUE = 1 };
 
 static uint64_t fld(const struct d9_event *e, unsigned i) { return i < e->nfields ? e->f[i] : 0; }
 
@@ -194,6 +195,11 @@ static void instant(struct walk *w, const struct d9_event *e)
     case D9_EV_DROP:
         snprintf(name, sizeof(name), "drop");
         arg(&it, "count", NULL, (int64_t)fld(e, F_COUNT));
+        break;
+    case D9_EV_APP: /* named by the program (dial9_event) */
+        snprintf(name, sizeof(name), "%.*s", (int)e->name_len, e->name);
+        it.app = 1;
+        arg(&it, "value", NULL, (int64_t)fld(e, F_APP_VALUE));
         break;
     case D9_EV_PREEMPT:
         snprintf(name, sizeof(name), "preempt");

@@ -5,7 +5,8 @@
  *   - slices: parks (PARK -> UNPARK, named by the call) and busy periods
  *     ("busy": from a thread's first event, THREAD_START or UNPARK to its
  *     next PARK or THREAD_EXIT), which alternate on a thread;
- *   - instants: slow_syscall, lock_wait, drop, preempt, sched_delay;
+ *   - instants: slow_syscall, lock_wait, drop, preempt, sched_delay, and
+ *     application events (named by the program, with their value);
  *   - flows: each matched wake (latency.h), from the waker at the WAKE to
  *     the wakee at WAKE ts + wake-to-run latency (its unpark).
  * Times given to the callbacks are ns since the trace start (the first
@@ -33,6 +34,7 @@ struct d9_export_item {
     uint64_t ts, end;      /* ns since trace start; end: slices only */
     const char *name;      /* a static or model string, valid during the call */
     int park;              /* slices: 1 park, 0 busy period */
+    int app;               /* instants: an application event (dial9_event), named by the program */
     unsigned nargs;
     unsigned end_args;     /* slice_end: args[end_args..] were not known at the begin */
     struct d9_export_arg args[D9_EXPORT_ARGS];

@@ -375,7 +375,7 @@ static const char *kind_schema(const char *kind)
 {
     static const char *const map[][2] = {{"slow", "SlowSyscallEvent"}, {"lock_wait", "LockWaitEvent"},
                                          {"drop", "DropEvent"},        {"preempt", "PreemptEvent"},
-                                         {"sched_delay", "SchedDelayEvent"}};
+                                         {"sched_delay", "SchedDelayEvent"}, {"app", "AppEvent"}};
     for (size_t i = 0; i < N(map); i++)
         if (!strcmp(kind, map[i][0]))
             return map[i][1];
@@ -387,7 +387,10 @@ static int custom_id(struct dial9 *d, const struct d9_export_item *it)
 {
     char sig[256], kind[48];
     size_t k = strcspn(it->name, " ");
-    snprintf(kind, sizeof(kind), "%.*s", (int)(k < 47 ? k : 47), it->name);
+    if (it->app) /* one schema for all: the program's name is its name field */
+        snprintf(kind, sizeof(kind), "app");
+    else
+        snprintf(kind, sizeof(kind), "%.*s", (int)(k < 47 ? k : 47), it->name);
     int n = snprintf(sig, sizeof(sig), "%s", kind);
     for (unsigned i = 0; i < it->nargs && n > 0 && (size_t)n < sizeof(sig); i++)
         n += snprintf(sig + n, sizeof(sig) - (size_t)n, " %s:%c", it->args[i].key, it->args[i].str ? 's' : 'n');

@@ -1,7 +1,7 @@
 /* report_tables.c - the summary tables of the report (the figures of
  * `dial9-decode summary`, from analysis.c): per process a row per thread,
  * then wake-to-run latency per woken thread, scheduling delay and
- * preemption, slow syscalls by call, contended locks. */
+ * preemption, slow syscalls by call, contended locks, application events. */
 #include <inttypes.h>
 
 #include "fmt.h"
@@ -186,9 +186,35 @@ static void sys_tables(const struct d9_rep *r)
     fputs("</tbody></table>\n", r->out);
 }
 
+/* Application events (dial9_event): a table only when the program recorded any. */
+static void app_table(const struct d9_rep *r)
+{
+    const struct d9_apps *a = &r->s->apps;
+    if (!a->n)
+        return;
+    fputs("<h3 id=\"app-table\">Application events (dial9_event)</h3>\n"
+          "<table><thead><tr><th>pid</th><th>name</th><th>count</th><th>min</th><th>max</th><th>sum</th>"
+          "</tr></thead><tbody>\n",
+          r->out);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct d9_app *x = &a->a[i];
+        fprintf(r->out, "<tr><td class=\"n\">%" PRIu32 "</td><td>", x->pid);
+        d9_html_text(r->out, x->name);
+        fputs("</td>", r->out);
+        td_u64(r, x->count);
+        fprintf(r->out, "<td class=\"n\">%" PRId64 "</td><td class=\"n\">%" PRId64 "</td>", x->min, x->max);
+        if (x->sum_overflow)
+            fputs("<td class=\"n\">overflow</td></tr>\n", r->out);
+        else
+            fprintf(r->out, "<td class=\"n\">%" PRId64 "</td></tr>\n", x->sum);
+    }
+    fputs("</tbody></table>\n", r->out);
+}
+
 void d9_rep_details(const struct d9_rep *r)
 {
     wakes_table(r);
     sched_table(r);
     sys_tables(r);
+    app_table(r);
 }

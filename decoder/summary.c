@@ -67,6 +67,7 @@ static void print_text(const struct d9_model *m, const struct d9_summary *s)
     d9_wakes_text(m, s);
     d9_sched_text(m, s);
     d9_sys_text(m, s);
+    d9_app_text(s);
 }
 
 static void json_dist(struct d9_jw *w, const char *key, const struct d9_dist *d)
@@ -129,6 +130,7 @@ static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
     json_sum(w, "preempt", "total_ns", "max_ns", t->preempts, t->preempt_total, t->preempt_max);
     d9_jw_u64(w, "slow_syscalls", t->slow.n);
     json_sum(w, "lock_waits", "total_ns", "max_ns", t->lockw.n, t->lock_total, t->lock_max);
+    d9_jw_u64(w, "app_events", t->app_events);
     d9_jw_end(w);
 }
 
@@ -220,6 +222,8 @@ static void print_json(const struct d9_model *m, const struct d9_summary *s, int
     d9_sys_json(&w, s);
     d9_jw_newline(&w);
     d9_sched_json(&w, s);
+    d9_jw_newline(&w);
+    d9_app_json(&w, s);
     d9_jw_end(&w);
     putchar('\n');
 }

@@ -18,5 +18,8 @@ void d9_sys_json(struct d9_jw *w, const struct d9_summary *s);
 /* summary_sched.c: scheduling delay and preemption per thread; long busy periods. */
 void d9_sched_text(const struct d9_model *m, const struct d9_summary *s);
 void d9_sched_json(struct d9_jw *w, const struct d9_summary *s);
+/* summary_app.c: application events (dial9_event) per process and name. */
+void d9_app_text(const struct d9_summary *s);
+void d9_app_json(struct d9_jw *w, const struct d9_summary *s);
 
 #endif

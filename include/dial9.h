@@ -2,8 +2,9 @@
  *
  * The recorder needs no code changes: LD_PRELOAD=libdial9.so ./service.
  * These functions let a program that knows about dial9 ask for more:
- * whether it is recording, and that everything recorded so far be on disk
- * now (before taking a snapshot of DIAL9_DIR, say).
+ * whether it is recording, that everything recorded so far be on disk now
+ * (before taking a snapshot of DIAL9_DIR, say), a dump, and events of its
+ * own (application events) in the trace.
  *
  * Linking: either link with -ldial9, or compile with -DDIAL9_WEAK so the
  * declarations are weak and the program also runs without the agent: test
@@ -53,6 +54,33 @@ DIAL9_API int dial9_flush(void);
  *   EIO       a write error (recording stopped).
  * Not async-signal-safe: from a signal handler, raise DIAL9_DUMP_SIGNAL. */
 DIAL9_API int dial9_dump(const char *reason);
+
+/* Application events: marks a program puts in its own trace, beside its
+ * threads' parks and wakes, e.g. a request's start and end, a cache flush,
+ * a queue's length. Shown by dial9-decode's events (type "app", name=,
+ * value=), summary (count and values per name) and export (an instant on
+ * the thread's track, named by the name, with its value).
+ *
+ * dial9_event_id returns the id of an event name, to pass to dial9_event:
+ * name is 1 to 15 bytes of [A-Za-z0-9_.:/-], NUL-terminated, copied (the
+ * caller keeps ownership). The same name gives the same id; ids are 1 to
+ * 256 and stay valid for the life of the process (and of its forked
+ * children). Works whether or not the agent records. Returns -1 with errno
+ * EINVAL (a bad name) or ENOSPC (256 names registered already).
+ * Async-signal-safe, no lock. */
+DIAL9_API int dial9_event_id(const char *name);
+
+/* Records an application event on the calling thread's buffer, stamped
+ * now (CLOCK_MONOTONIC ns, as every event): id from dial9_event_id, value
+ * any signed 64-bit number the program chooses (a request id, a size, a
+ * duration in ns). Returns 0 when recorded, or counted as dropped when the
+ * thread's buffer is full (as every event is); -1 with errno EINVAL (an id
+ * dial9_event_id did not return) or ENOTCONN (not recording, or called
+ * from a signal handler that interrupted the agent itself). No malloc,
+ * lock or system call (a thread's first event of any kind registers it
+ * with the agent, once); async-signal-safe. Adds about 8 ns and 49 instructions to an empty call
+ * (bench/hotpath app; BENCHMARKS.md's hot-path tables). */
+DIAL9_API int dial9_event(int id, long long value);
 
 /* The agent's version, e.g. "0.1.0": a static string, never freed. */
 DIAL9_API const char *dial9_version(void);

@@ -31,7 +31,8 @@ enum d9_type {
     D9_EV_LOCK_WAIT = 11,   /* call, lock address, wait_ns; ts = start of the wait */
     D9_EV_SCHED_DELAY = 12, /* delay_ns: run-queue wait since the last reading, source, window_ns */
     D9_EV_PREEMPT = 13,     /* duration_ns off CPU after an involuntary switch-out; ts = switch-out */
-    D9_EV_TYPE_MAX = 14     /* one past the last type this version writes        */
+    D9_EV_APP = 14,         /* name, value: an application event (dial9_event, include/dial9.h) */
+    D9_EV_TYPE_MAX = 15     /* one past the last type this version writes        */
 };
 
 /* The blocking or waking libc entry point behind a park/unpark/wake. */
@@ -100,7 +101,7 @@ static inline const char *d9_type_name(unsigned type)
     static const char *const names[D9_EV_TYPE_MAX] = {
         "invalid", "thread_start", "thread_name", "thread_exit", "park",
         "unpark",  "wake",         "drop",        "poll_nowait", "epoll_ctl",
-        "slow_syscall", "lock_wait", "sched_delay", "preempt"};
+        "slow_syscall", "lock_wait", "sched_delay", "preempt", "app"};
     return type < D9_EV_TYPE_MAX ? names[type] : "unknown";
 }
 
@@ -122,7 +123,9 @@ struct d9_raw_event {
     uint64_t a;     /* first field (target / parent / count / epfd) */
     uint64_t b;     /* second field (timeout / result / count / fd) */
 };
-/* THREAD_NAME carries its name bytes in a and b (16 bytes, not NUL-terminated). */
+/* THREAD_NAME carries its name bytes in a and b (16 bytes, not NUL-terminated).
+ * APP carries the name's id in a (1..D9_APP_NAMES, agent/app_names.h) and
+ * the value in b; the writer encodes the name itself (source 'i'). */
 
 /* ---- Per-segment schema: field kinds, so unknown types can be skipped -- */
 
@@ -141,12 +144,13 @@ struct d9_raw_event {
  * decoder skips types it does not know using the segment's own description.
  * Field sources: which raw-record member each field is encoded from:
  *   'c' call, 'a' a, 'b' b, 'l' len, 'x' x (sign-extended),
- *   'n' name bytes (a,b with len).
+ *   'n' name bytes (a,b with len),
+ *   'i' the name the program registered under the id in a (APP).
  */
 struct d9_schema_entry {
     uint8_t type;
     const char *kinds;   /* one char per field: u, s, b, r */
-    const char *sources; /* one char per field: c, a, b, l, x, n */
+    const char *sources; /* one char per field: c, a, b, l, x, n, i */
     const char *names;   /* comma-separated JSON field names */
 };
 
@@ -165,8 +169,9 @@ struct d9_schema_entry {
         {D9_EV_LOCK_WAIT, "uru", "cab", "call,target,wait_ns"},                \
         {D9_EV_SCHED_DELAY, "uuu", "acb", "delay_ns,source,window_ns"},        \
         {D9_EV_PREEMPT, "u", "a", "duration_ns"},                              \
+        {D9_EV_APP, "bs", "ib", "name,value"},                                 \
     }
-#define D9_SCHEMA_ENTRIES 13
+#define D9_SCHEMA_ENTRIES 14
 #define D9_MAX_FIELDS 8
 #define D9_RECENT 8 /* entries of an 'r' column's recent list */
 

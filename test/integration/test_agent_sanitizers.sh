@@ -28,7 +28,7 @@
 # test_agent_tsan.sh links the TSan agent into a TSan program instead.
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_DECODER" "$D9_PROGS/ground_truth" "$D9_PROGS/demo_server" "$D9_PROGS/forker" \
-    "$D9_PROGS/lifecycle_child" "$D9_PROGS/drop_privs"
+    "$D9_PROGS/lifecycle_child" "$D9_PROGS/drop_privs" "$D9_PROGS/app_events"
 
 CC=${CC:-cc}
 libasan=$("$CC" -print-file-name=libasan.so)
@@ -103,11 +103,20 @@ for mode in exec vfork spawn; do
 done
 san_run lc_closeall 1 "$D9_PROGS/lifecycle_child" closeall "$D9_TMP/closeall.txt"
 san_assert lc_closeall 0
-# A forked worker that switches to nobody (the hand-over of its directory).
+# Application events (dial9_event) from 3 threads and a signal handler.
+san_run app_events 1 "$D9_PROGS/app_events" 3 3001 full
+san_assert app_events 0
+grep -qx 'api: ok' "$D9_TMP/app_events.out" || d9_fail "app_events: $(cat "$D9_TMP/app_events.out")"
+# A worker that switches to nobody (the hand-over of its directory), and a
+# child forked after the switch (its directory inside its parent's).
 if [ "$(id -u)" = 0 ]; then
+    san_run drop_privs_after 0 "$D9_PROGS/drop_privs" after setuid
+    san_assert drop_privs_after 0
+    grep -q '^drop_privs: pid .* status 0 uid 65534 signals 100000$' "$D9_TMP/drop_privs_after.out" ||
+        d9_fail "drop_privs after: $(cat "$D9_TMP/drop_privs_after.out")"
     san_run drop_privs 0 "$D9_PROGS/drop_privs" fork setuid
     san_assert drop_privs 0
     grep -q '^drop_privs: pid .* status 0 uid 65534 signals 100100$' "$D9_TMP/drop_privs.out" ||
         d9_fail "drop_privs: $(cat "$D9_TMP/drop_privs.out")"
 fi
-d9_log "ASan+UBSan agent: ground_truth, demo_server, forker, lifecycle_child, drop_privs OK (TSan: see the header)"
+d9_log "ASan+UBSan agent: ground_truth, demo_server, forker, lifecycle_child, app_events, drop_privs OK (TSan: see the header)"

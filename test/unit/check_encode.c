@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_names.h"
 #include "encode.h"
 #include "unit.h"
 
@@ -134,6 +135,8 @@ START_TEST(every_type_round_trips)
     struct d9_enc e;
     d9_enc_init(&e, buf, sizeof(buf));
     uint64_t t0 = 1700000000123456789ull;
+    int app = d9_app_register("req.start"); /* the ring holds the id; the payload the name */
+    ck_assert_int_ge(app, 1);
     struct d9_raw_event evs[] = {
         raw(t0, D9_EV_THREAD_START, 0, 4242, 0),
         name_ev(t0, "worker-fifteen!"), /* 15 bytes: the longest name */
@@ -150,6 +153,7 @@ START_TEST(every_type_round_trips)
         raw(t0 + 3500063, D9_EV_LOCK_WAIT, D9_CALL_MUTEX_LOCK, 0x5555aaaa0000ull, 77000),
         raw(t0 + 3500064, D9_EV_SCHED_DELAY, D9_SCHED_SCHEDSTAT, 31000, 0),
         raw(t0 + 3500065, D9_EV_PREEMPT, 0, 420000, 0),
+        raw(t0 + 3500066, D9_EV_APP, 0, (uint64_t)app, (uint64_t)-42),
         raw(t0 + 3500070, D9_EV_THREAD_EXIT, 0, 0, 0),
     };
     size_t nev = sizeof(evs) / sizeof(evs[0]);
@@ -204,6 +208,8 @@ START_TEST(every_type_round_trips)
     ck_assert_uint_eq(d[13].f[0], 31000);
     ck_assert_uint_eq(d[13].f[1], D9_SCHED_SCHEDSTAT);
     ck_assert_uint_eq(d[14].f[0], 420000);
+    ck_assert_str_eq(d[15].name, "req.start");
+    ck_assert_int_eq((int64_t)d[15].f[1], -42);
     /* Every type of the vocabulary went through. */
     uint32_t seen = 0;
     for (size_t i = 0; i < nev; i++)
