@@ -56,8 +56,20 @@ wrk_load() { # URL OUT
         END {if (rps != "" && p != "") printf "%s %.3f%s\n", rps, p, err ? " errors" : ""}' "$2"
 }
 EXE_nginx=$(command -v nginx || echo /usr/sbin/nginx)
+# nginx.conf's workers switch to nobody when nginx starts as root (since
+# a54061b): open the served file, and every directory above it that others
+# cannot enter (the bench's mktemp directories under /tmp, 0700) for search.
+# Without it every request got a 403 (session 54).
+nginx_open_path() {
+    local d=$1
+    while [ "$d" != / ]; do
+        [ "$(stat -c %A "$d" | cut -c10)" = - ] && chmod o+x "$d"
+        d=$(dirname "$d")
+    done
+}
 start_nginx() {
     mkdir -p "$2/www/aio"; [ -f "$2/www/aio/file.bin" ] || head -c 65536 /dev/urandom >"$2/www/aio/file.bin"
+    if [ "$(id -u)" = 0 ]; then chmod o+r "$2/www/aio/file.bin"; nginx_open_path "$2/www/aio"; fi
     sed -e "s|@TMP@|$2|g" -e "s|@PORT@|$1|g" "$ROOT/test/services/nginx.conf" >"$2/nginx.conf"
     exec "${PRE[@]}" "$EXE_nginx" -p "$2/" -e "$2/error.log" -c "$2/nginx.conf"
 }
