@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_demo.sh - the bundled demo under the agent: the trace is intact and the
 # summary describes the demo's threads as the demo itself reports them (its
-# stats name each thread's tid and count requests and jobs).
+# stats name each thread's tid and count requests and jobs), with one
+# "req.served" application event a request.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 d9_require "$D9_AGENT" "$D9_DECODER" "$D9_PROGS/demo_server"
@@ -60,7 +61,12 @@ if pool_parks > jobs + len(pools):
     errors.append("pool parked %d times for %d jobs and %d threads" % (pool_parks, jobs, len(pools)))
 if summary.get("dropped", 0) != 0:
     errors.append("%d events dropped" % summary["dropped"])
-print("requests %d, jobs %d, pool parks %d" % (requests, jobs, pool_parks))
+# Each answer written is one "req.served" application event of an io worker.
+served = [a for a in summary["app_events"] if a["name"] == "req.served"]
+if len(served) != 1 or served[0]["count"] != requests or served[0]["min"] <= 0:
+    errors.append("req.served events %r, want %d with values above 0 ns" % (served, requests))
+print("requests %d, jobs %d, pool parks %d, req.served events %d" % (requests, jobs, pool_parks,
+      served[0]["count"] if served else 0))
 ' "$D9_TMP/out" "$D9_TMP/summary.json"
 
 # scripts/demo.sh (what `make demo` runs) must work end to end too.

@@ -9,6 +9,11 @@
  *                 results back through the owning worker's eventfd
  *   client-N      request/response over 127.0.0.1 until the time is up
  *
+ * Under the agent, each io worker also records an application event
+ * (include/dial9.h) when it answers: "req.served", valued with the ns from
+ * the request's last byte read to its answer written, so the trace shows
+ * the service's own view of each request beside the parks and wakes.
+ *
  * Usage: demo_server [--workers N] [--pool N] [--clients N] [--seconds S]
  * Ends by itself and prints its stats; the line "demo: requests=R jobs=J"
  * is for scripts.
@@ -29,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define DIAL9_WEAK /* runs without the agent too */
+#include <dial9.h>
+
 #define MSG 16   /* fixed-size request and response */
 #define MAXN 16  /* max threads of each kind */
 
@@ -36,6 +44,7 @@ struct conn;
 struct job {
     struct conn *c;
     uint64_t arg, result;
+    uint64_t read_ns; /* CLOCK_MONOTONIC when the request was complete (0: not timed) */
     struct job *next;
 };
 
@@ -103,6 +112,16 @@ static void kick(int evfd)
     const uint64_t one = 1;
     if (write(evfd, &one, sizeof one) != sizeof one)
         die("write eventfd");
+}
+
+/* The "req.served" event's id, 0 without the agent (main). */
+static int served_id;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static double now_s(void)
@@ -196,6 +215,7 @@ static void conn_readable(struct conn *c)
                 die("calloc");
             j->c = c;
             j->arg = strtoull(c->buf, NULL, 10);
+            j->read_ns = served_id > 0 ? now_ns() : 0;
             c->have = 0;
             c->busy = 1;
             c->w->requests++;
@@ -216,6 +236,8 @@ static void job_done(struct job *j)
         /* 16 bytes into an idle socket's buffer: never short. */
         if (write(c->fd, out, MSG) != MSG)
             conn_close(c);
+        else if (j->read_ns)
+            dial9_event(served_id, (long long)(now_ns() - j->read_ns));
     } else {
         conn_free_if_done(c);
     }
@@ -424,6 +446,8 @@ static void report(void)
 int main(int argc, char **argv)
 {
     parse_args(argc, argv);
+    if (dial9_event_id)
+        served_id = dial9_event_id("req.served");
     start_listening();
     acc_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (acc_evfd < 0)
