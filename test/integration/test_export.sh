@@ -44,7 +44,7 @@ win = (int(sys.argv[5]), int(sys.argv[6])) if sys.argv[5] else None
 tids = {int(sys.argv[7])} if sys.argv[7] else {t["tid"] for t in summary["threads"]}
 names = {t["tid"]: t["name"] for t in summary["threads"]}
 t0 = min(e["ts"] for e in events)
-INSTANTS = {"slow_syscall", "lock_wait", "drop", "preempt", "sched_delay"}
+INSTANTS = {"slow_syscall", "lock_wait", "drop", "preempt", "sched_delay", "app"}
 def ns(us):
     return round(us * 1000)
 def inwin(e, strict_from=False):
