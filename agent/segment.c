@@ -311,13 +311,21 @@ static void seal_lost(void);
 static void verify_fds(void);
 static int refresh_dirs(void);
 
-static void enter(void)
+/* Forgets the own fds the host closed: never close or use those numbers
+ * again. Returns their bits. */
+static unsigned forget_lost(void)
 {
-    atomic_fetch_add(&section, 1);
     unsigned l = atomic_exchange(&lost, 0);
     for (int i = 0; i < FD_N; i++)
         if (l & (1u << i))
-            set_fd(i, -1); /* gone: never close or use that number again */
+            set_fd(i, -1);
+    return l;
+}
+
+static void enter(void)
+{
+    atomic_fetch_add(&section, 1);
+    unsigned l = forget_lost();
     if (l & (1u << FD_SEG))
         seal_lost();
     verify_fds();
@@ -1065,10 +1073,7 @@ void d9_seg_after_fork_child(void)
 {
     /* Only this thread exists: no section is open. An fd the host closed
      * is not ours, whatever holds its number now: forgotten, not closed. */
-    unsigned gone = atomic_exchange(&lost, 0);
-    for (int i = 0; i < FD_N; i++)
-        if (gone & (1u << i))
-            set_fd(i, -1);
+    forget_lost();
     drop_fd(FD_SEG);
     if (atomic_exchange(&dir_state, DIR_NONE) == DIR_LATE) /* the parent's writer was inside it */
         drop_fd(FD_BASE); /* the child's writer opens DIAL9_DIR itself (open_proc) */

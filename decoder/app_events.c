@@ -24,7 +24,7 @@ int d9_apps_add(struct d9_apps *s, const struct d9_event *e)
     uint32_t i;
     struct d9_app *a = NULL;
     for (; d9_map_get(&s->idx, h, &i); h = h * 31 + 1) /* a clash of hashes: probe on */
-        if (s->a[i].pid == e->pid && strlen(s->a[i].name) == len && !memcmp(s->a[i].name, e->name, len)) {
+        if (s->a[i].pid == e->pid && s->a[i].name_len == len && !memcmp(s->a[i].name, e->name, len)) {
             a = &s->a[i];
             break;
         }
@@ -35,6 +35,7 @@ int d9_apps_add(struct d9_apps *s, const struct d9_event *e)
         memset(a, 0, sizeof(*a));
         a->pid = e->pid;
         memcpy(a->name, e->name, len);
+        a->name_len = (uint8_t)len;
         a->min = a->max = v;
     }
     a->count++;
@@ -49,7 +50,8 @@ static int by_pid_name(const void *x, const void *y)
     const struct d9_app *a = x, *b = y;
     if (a->pid != b->pid)
         return a->pid < b->pid ? -1 : 1;
-    return strcmp(a->name, b->name);
+    int c = memcmp(a->name, b->name, a->name_len < b->name_len ? a->name_len : b->name_len);
+    return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
 }
 
 void d9_apps_sort(struct d9_apps *s)

@@ -11,7 +11,8 @@
 
 struct d9_app {
     uint32_t pid;
-    char name[17];  /* NUL-terminated */
+    char name[17];  /* NUL-terminated (a damaged trace's may hold a NUL: name_len counts) */
+    uint8_t name_len;
     uint64_t count; /* events */
     int64_t min, max, sum; /* of their values; sum is meaningless when sum_overflow */
     int sum_overflow;      /* the sum left the int64 range */
