@@ -1053,9 +1053,12 @@ void d9_seg_hand_to(uid_t uid, gid_t gid)
  * did; 0 leaves the fds as they were. */
 static int nest_in_parent(void)
 {
+    uint32_t to = atomic_load(&handed);
+    if (to == D9_NOT_HANDED) /* most programs: no system call in their children */
+        return 0;
     uid_t euid = geteuid();
     size_t n = strlen(proc_path);
-    if (euid == 0 || atomic_load(&handed) != (uint32_t)euid || n >= sizeof(base_path) ||
+    if (euid == 0 || to != (uint32_t)euid || n >= sizeof(base_path) ||
         fd_of(FD_BASE) < 0 || fd_of(FD_PROC) < 0 || !same_file(FD_BASE, base_dev, base_ino) ||
         !same_file(FD_PROC, proc_dev, proc_ino) ||
         faccessat(fd_of(FD_BASE), ".", W_OK | X_OK, AT_EACCESS) == 0) /* DIAL9_DIR serves: flat */
