@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "fd_lift.h"
 #include "log.h"
 #include "nocancel.h"
 #include "scheduling.h"
@@ -46,6 +47,22 @@ static int keep_fd(int fd)
         return 0;
     }
     return 1;
+}
+
+/* Closes fd only if it is still the one we opened: a host may have closed
+ * every fd it did not know about (closefrom) and reused the number. */
+static void close_stat(int fd, uint64_t ino, uint64_t dev)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_ino == ino && st.st_dev == dev) /* procfs numbers its inodes too */
+        close(fd);
+}
+
+static void close_perf(int fd, uint64_t id)
+{
+    uint64_t now_id;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &now_id) == 0 && now_id == id)
+        close(fd);
 }
 
 /* schedstat: "on-CPU ns, run_delay ns, timeslices\n". */
@@ -75,6 +92,11 @@ static int open_schedstat(struct d9_sched *sc)
     }
     if (!keep_fd(fd))
         return -1;
+    int hi = d9_fd_lift(fd, D9_FD_TOP); /* out of the host's numbers */
+    if (hi >= 0) {
+        close_stat(fd, st.st_ino, st.st_dev);
+        fd = hi;
+    }
     sc->stat_fd = fd;
     sc->stat_ino = st.st_ino;
     sc->stat_dev = st.st_dev;
@@ -110,9 +132,15 @@ static int open_perf(struct d9_sched *sc)
     if (!keep_fd(fd))
         return -1;
     uint64_t id = 0;
-    void *m = ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0
-                  ? mmap(NULL, perf_map_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
+    void *m = MAP_FAILED;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) {
+        int hi = d9_fd_lift(fd, D9_FD_TOP); /* out of the host's numbers */
+        if (hi >= 0) {
+            close_perf(fd, id);
+            fd = hi;
+        }
+        m = mmap(NULL, perf_map_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
     if (m == MAP_FAILED) {
         /* Typically EPERM: the locked-memory allowance is used up. */
         if (!atomic_exchange(&warned_perf_thread, 1))
@@ -206,22 +234,6 @@ uint32_t d9_sched_drain(struct d9_slot *s, struct d9_raw_event *out, uint32_t ma
     if (lost)
         atomic_fetch_add_explicit(&s->dropped, lost, memory_order_relaxed);
     return n;
-}
-
-/* Closes fd only if it is still the one we opened: a host may have closed
- * every fd it did not know about (closefrom) and reused the number. */
-static void close_stat(int fd, uint64_t ino, uint64_t dev)
-{
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_ino == ino && st.st_dev == dev) /* procfs numbers its inodes too */
-        close(fd);
-}
-
-static void close_perf(int fd, uint64_t id)
-{
-    uint64_t now_id;
-    if (ioctl(fd, PERF_EVENT_IOC_ID, &now_id) == 0 && now_id == id)
-        close(fd);
 }
 
 void d9_sched_release(struct d9_slot *s, int fork_child)

@@ -18,6 +18,7 @@
 #include "core.h"
 #include "crash.h"
 #include "encode.h"
+#include "fd_lift.h"
 #include "log.h"
 #include "real.h"
 
@@ -443,6 +444,26 @@ int d9_seg_failed(void)
 
 /* ---- Directories ------------------------------------------------------- */
 
+/* Moves own fd i, just opened and known to be ours, off 0-2 (fd_lift.h:
+ * only a program started with them closed has it there). Under the gate:
+ * no host close runs while two numbers name the file, so the low one is
+ * still ours when closed here, unless a close marked it lost before (the
+ * section then forgets it). Returns own fd i. */
+static int lift_own(int i)
+{
+    int fd = fd_of(i);
+    if (fd >= 3)
+        return fd; /* the common case: no gate */
+    gate_enter();
+    int hi = atomic_load(&lost) & (1u << i) ? -1 : d9_fd_lift(fd, D9_FD_ABOVE_STDIO);
+    if (hi >= 0) {
+        set_fd(i, hi);
+        close(fd);
+    }
+    gate_leave();
+    return fd_of(i);
+}
+
 /* Opens name at dirfd as own fd i; st gets its identity. Returns the fd,
  * -1 when the open failed (errno), or -2 with errno EBADF when a host
  * close took it before it was in own[] (a close loop, close_range, or a
@@ -467,7 +488,7 @@ static int open_own(int i, int dirfd, const char *name, int flags, mode_t mode, 
                 by_name.st_dev == st->st_dev && by_name.st_ino == st->st_ino;
     }
     if (known)
-        return fd;
+        return lift_own(i);
     set_fd(i, -1);
     /* Closes that saw the host's number in own[] marked it: not ours. */
     closes_drained();

@@ -1,0 +1,64 @@
+#!/bin/bash
+# test_fd_numbers.sh - where the agent's own fds sit (agent/fd_lift.h):
+# never on 0-2, which a program started with them closed sets up itself,
+# and a recorded thread's schedstat and perf fds above the numbers the
+# program's opens get, so those do not depend on how many threads run.
+# Ground truth: build/progs/fd_numbers without the agent (started with 0-2
+# closed: all three free, and its open + dup + dup + open get 0 1 2 3).
+# Under the agent, after 9 threads recorded and the trace was flushed:
+# 0-2 free, the same 0 1 2, and the same four numbers with 9 threads as
+# with 1; the trace intact with every thread in it.
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+P=$D9_PROGS/fd_numbers
+d9_require "$D9_AGENT" "$D9_DECODER" "$P"
+
+# run NAME STDIO THREADS [ENV...]: fd_numbers with 0-2 closed (STDIO
+# closed) or open, under the agent into $D9_TMP/NAME (NAME off*: without);
+# prints its report line.
+run() {
+    local name=$1 stdio=$2 n=$3 rep=$D9_TMP/$1.rep
+    shift 3
+    local -a pre=(env "$@")
+    case $name in off*) ;; *) pre=(env LD_PRELOAD="$D9_AGENT" DIAL9_DIR="$D9_TMP/$name" DIAL9_QUIET=1 "$@") ;; esac
+    if [ "$stdio" = closed ]; then
+        timeout -k 5 60 "${pre[@]}" "$P" "$rep" "$n" <&- >&- 2>&- || d9_fail "$name: fd_numbers failed"
+    else
+        timeout -k 5 60 "${pre[@]}" "$P" "$rep" "$n" </dev/null || d9_fail "$name: fd_numbers failed"
+    fi
+    cat "$rep"
+}
+
+# traced NAME N: the trace is intact and has N threads' starts.
+traced() {
+    local starts
+    d9_assert_check "$D9_TMP/$1"
+    starts=$("$D9_DECODER" events --json "$D9_TMP/$1" | grep -c '"type":"thread_start"')
+    [ "$starts" -eq "$2" ] || d9_fail "$1: $starts threads in the trace, the program ran $2"
+}
+
+got=$(run off_closed closed 8)
+[ "$got" = "free012 3 fds 0 1 2 3 threads 9" ] || d9_fail "without the agent, stdio closed: '$got'"
+
+for env in "" DIAL9_PREEMPT=1; do
+    for stdio in closed open; do
+        one=$(run "$stdio$env.1" $stdio 0 $env)
+        many=$(run "$stdio$env.9" $stdio 8 $env)
+        traced "$stdio$env.9" 9
+        [ "${many% threads 9}" = "${one% threads 1}" ] ||
+            d9_fail "stdio $stdio $env: the program's numbers moved with the threads recorded: '$one' (1 thread), '$many' (9)"
+        if [ $stdio = closed ]; then
+            case $many in
+            "free012 3 fds 0 1 2 "*) ;;
+            *) d9_fail "stdio closed $env: '$many' under the agent, want 0-2 free and set up as without it ('$got')" ;;
+            esac
+        fi
+    done
+done
+
+# A small fd limit: the threads' fds go to its top quarter, still above the program's.
+one=$(ulimit -n 64 && run small.1 closed 0)
+many=$(ulimit -n 64 && run small.9 closed 8)
+traced small.9 9
+[ "${many% threads 9}" = "${one% threads 1}" ] || d9_fail "ulimit -n 64: '$one' (1 thread), '$many' (9)"
+echo "fd numbers: 0-2 left to the program, its numbers the same with 1 thread recorded as with 9 (perf fds too, ulimit -n 64)"
