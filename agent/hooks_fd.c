@@ -1,8 +1,8 @@
 /* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
  * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
- * copy it; close and close_range forget it. write() dispatches on the kind
- * byte: an 8-byte eventfd write or a write to a pipe whose read end is in
- * an epoll set is a WAKE (each made directly when direct.h allows), a
+ * copy it; close and close_range (also through syscall(): hooks_futex.c)
+ * forget it. write() dispatches on the kind byte: an 8-byte eventfd write
+ * or a write to a pipe whose read end is in an epoll set is a WAKE (each made directly when direct.h allows), a
  * regular-file write is timed (and made directly, as read is: direct.h),
  * anything else goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
@@ -354,6 +354,19 @@ D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
     D9_REAL_OR_FAIL(real_, close_range, -1);
     uint32_t *ends = flags & CLOSE_RANGE_CLOEXEC ? NULL : closing_range(first, last); /* before: the numbers are free after */
     int ret = real_(first, last, flags);
+    closed(ends);
+    return ret;
+}
+
+long d9_syscall_close(long nr, long a1, long a2, long a3)
+{
+    D9_REAL_OR_FAIL(real_, syscall, -1);
+    uint32_t *ends;
+    if (nr == SYS_close)
+        ends = closing((int)a1, d9_fd_byte((int)a1));
+    else /* SYS_close_range */
+        ends = (unsigned)a3 & CLOSE_RANGE_CLOEXEC ? NULL : closing_range((unsigned)a1, (unsigned)a2);
+    long ret = real_(nr, a1, a2, a3);
     closed(ends);
     return ret;
 }

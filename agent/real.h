@@ -214,6 +214,13 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
 
 /* ---- Helpers shared by the interposers (hooks_*.c) --------------------- */
 
+/* close and close_range made through syscall() (hooks_futex.c routes
+ * them here, hooks_fd.c makes them): the same kind table and close gate
+ * as glibc's close() and close_range() get, around the same system call
+ * (so neither a cancellation point nor glibc's EINTR handling is added).
+ * Returns and sets errno as syscall() does. */
+long d9_syscall_close(long nr, long a1, long a2, long a3) D9_HIDDEN;
+
 /* Result styles for D9_PARKED: -1/errno functions, pthread-style
  * functions that return the error number itself, plain values. */
 /* errno is read only for a failed call: in a shared object each read of

@@ -83,8 +83,9 @@ d9_log "closeall: $n parks in $(ls "$d" | wc -l) segments, user file intact ($(g
 # closestorm: the same closes, 2,000 times per run, racing a writer that
 # cycles every 1 ms and reopens after each one while a second thread naps
 # (its ring keeps the writer busy). Before the close gate (segment.c), 1 run
-# in 6 left a segment open, lost parks or stopped recording. The raw-syscall
-# runs also cover closes the agent cannot see coming (EBADF paths).
+# in 6 left a segment open, lost parks or stopped recording. The raw runs
+# also close through syscall(), which the agent sees, and by a syscall
+# instruction of their own, which it cannot see coming (EBADF paths).
 for run in 1 2 3 4 5 6 7 8 raw1 raw2 raw3 raw4; do
     t=$D9_TMP/storm.$run
     rm -f "$D9_TMP/user.txt"
@@ -104,7 +105,7 @@ for run in 1 2 3 4 5 6 7 8 raw1 raw2 raw3 raw4; do
     f=$(futex_events)
     [ "$f" = 0 ] || d9_fail "closestorm $run: $f futex events, want 0 (the agent's own gate waits recorded as the program's)"
 done
-d9_log "closestorm: 12 runs of 2,000 closes (4 of them also raw close_range): every park recorded, no futex event of the agent's own, all sealed, user file intact"
+d9_log "closestorm: 12 runs of 2,000 closes (4 of them also close_range through syscall() and a raw syscall instruction): every park recorded, no futex event of the agent's own, all sealed, user file intact"
 
 # A signal the program ignores while the agent holds it (SIGUSR2, the dump
 # signal) stays ignored in children started by posix_spawn or execve: each

@@ -473,6 +473,18 @@ static void test_syscall(void)
     CHECK_RET(syscall(SYS_gettid), gettid());
     CHECK_ERR(syscall(100000), ENOSYS);
     CHECK_ERR(syscall(SYS_close, -1), EBADF);
+    /* close and close_range through syscall(): the close gate's path. */
+    CHECK_ERR(syscall(SYS_close_range, 5u, 4u, 0u), EINVAL);
+    CHECK_ERR(syscall(SYS_close_range, 3u, ~0u, 0x80u), EINVAL); /* no such flag */
+    int e = eventfd(0, 0);
+    CHECK(e >= 0);
+    CHECK_RET(syscall(SYS_close, e), 0);
+    CHECK_ERR(syscall(SYS_close, e), EBADF);
+    e = eventfd(0, 0);
+    CHECK_RET(syscall(SYS_close_range, (unsigned)e, (unsigned)e, 4u /* CLOSE_RANGE_CLOEXEC */), 0);
+    CHECK(fcntl(e, F_GETFD) == FD_CLOEXEC); /* marked, still open */
+    CHECK_RET(syscall(SYS_close_range, (unsigned)e, (unsigned)e, 0u), 0);
+    CHECK_ERR(fcntl(e, F_GETFD), EBADF);
 
     int p[2];
     CHECK(pipe(p) == 0);

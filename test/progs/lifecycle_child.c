@@ -11,7 +11,8 @@
  *             "closeall pid=P sleeps=N lines=L fd=F,G"
  *   closestorm  a thread naps in a loop while the main thread, ROUNDS
  *             (argv[3]) times, closes every fd >= 3 (close loop,
- *             close_range, and with "raw" in argv[4] the raw syscall too),
+ *             close_range, and with "raw" in argv[4] also through
+ *             syscall() and by a syscall instruction of its own),
  *             opens FILE, writes a line and naps once; "closestorm pid=P
  *             sleeps=N lines=L napper=T:M" (T the napper's tid, M its naps)
  *   secure    prints "agent=yes|no recording=R" (dial9_is_recording)
@@ -147,6 +148,18 @@ static void *napper(void *arg)
 
 /* The agent's fds are closed under its writer, which runs often (the test
  * sets DIAL9_FLUSH_MS=1) while the napper fills its ring. */
+/* close_range(first, last, 0) by a syscall instruction: no libc function
+ * the agent could interpose. */
+static void raw_close_range(unsigned first, unsigned last)
+{
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"((long)SYS_close_range), "D"((long)first), "S"((long)last), "d"(0L)
+                     : "rcx", "r11", "memory");
+    (void)ret;
+}
+
 static int do_closestorm(const char *path, int rounds, int raw)
 {
     int lines = 0;
@@ -154,7 +167,7 @@ static int do_closestorm(const char *path, int rounds, int raw)
     if (pthread_create(&t, NULL, napper, NULL))
         return 1;
     for (int r = 0; r < rounds; r++) {
-        switch (r % (raw ? 3 : 2)) {
+        switch (r % (raw ? 4 : 2)) {
         case 0:
             for (int fd = 3; fd < 64; fd++)
                 close(fd);
@@ -162,8 +175,11 @@ static int do_closestorm(const char *path, int rounds, int raw)
         case 1:
             close_range(3, ~0u, 0);
             break;
+        case 2:
+            syscall(SYS_close_range, 3u, ~0u, 0); /* through libc's syscall(): seen */
+            break;
         default:
-            syscall(SYS_close_range, 3u, ~0u, 0);
+            raw_close_range(3u, ~0u); /* a syscall instruction of its own: unseen */
         }
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
         char line[64];
