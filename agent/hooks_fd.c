@@ -1,7 +1,7 @@
 /* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
  * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
- * copy it; close and close_range (also through syscall(): hooks_futex.c)
- * forget it. write() dispatches on the kind byte: an 8-byte eventfd write
+ * copy it; close and close_range (also through syscall(): hooks_futex.c),
+ * and the closes inside fclose and closedir, forget it. write() dispatches on the kind byte: an 8-byte eventfd write
  * or a write to a pipe whose read end is in an epoll set is a WAKE (each made directly when direct.h allows), a
  * regular-file write is timed (and made directly, as read is: direct.h),
  * anything else goes straight through.
@@ -380,6 +380,43 @@ D9_EXPORT void closefrom(int first)
     if (real_)
         real_(first);
     closed(ends);
+}
+
+/* Streams close their fd inside libc, where no interposer sees it: fclose
+ * of a FILE made by fdopen on a pipe's write end left its kind behind, and
+ * the fopen that took the number next had its writes recorded as wakes.
+ * The stream's fd (fileno, dirfd: -1 for one without, such as fmemopen's,
+ * errno kept) passes the same bookkeeping as close(). */
+static inline uint32_t *closing_stream(int fd, int err)
+{
+    errno = err;
+    return fd >= 0 ? closing(fd, d9_fd_byte(fd)) : NULL;
+}
+
+D9_EXPORT int fclose(FILE *f)
+{
+    D9_REAL_OR_FAIL(real_, fclose, EOF);
+    if (!f)
+        return real_(f);
+    int err = errno;
+    uint32_t *ends = closing_stream(fileno(f), err);
+    int ret = real_(f);
+    closed(ends);
+    return ret;
+}
+
+D9_EXPORT int closedir(DIR *d)
+{
+    D9_REAL_OR_FAIL(real_, closedir, -1);
+    DIR *dp = d;
+    __asm__("" : "+r"(dp)); /* glibc declares d nonnull, yet answers NULL with EINVAL */
+    if (!dp)
+        return real_(d);
+    int err = errno;
+    uint32_t *ends = closing_stream(dirfd(dp), err);
+    int ret = real_(d);
+    closed(ends);
+    return ret;
 }
 
 /* ---- wakes through fds ------------------------------------------------- */

@@ -5,6 +5,7 @@
 #ifndef DIAL9_REAL_H
 #define DIAL9_REAL_H
 
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/select.h>
@@ -120,6 +122,8 @@
     X(int, setreuid, (uid_t, uid_t), NULL)                                     \
     X(int, setresuid, (uid_t, uid_t, uid_t), NULL)                             \
     X(void, closefrom, (int), NULL)                                            \
+    X(int, fclose, (FILE *), NULL)                                             \
+    X(int, closedir, (DIR *), NULL)                                            \
     X(int, execve, (const char *, char *const *, char *const *), NULL)         \
     X(int, execv, (const char *, char *const *), NULL)                         \
     X(int, execvp, (const char *, char *const *), NULL)                        \

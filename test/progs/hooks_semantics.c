@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +641,25 @@ static void test_eventfd(void)
     CHECK_ERR(close(e2), EBADF);
     CHECK_ERR(close_range(5, 4, 0), EINVAL);
     CHECK_ERR(eventfd(0, -1), EINVAL);
+
+    /* Streams close their fd inside libc: fclose and closedir keep their
+     * results and errno; a stream without an fd (fmemopen) too. */
+    int e3 = eventfd(0, 0);
+    FILE *f = fdopen(e3, "w");
+    CHECK(f != NULL);
+    CHECK_RET(fclose(f), 0);
+    CHECK_ERR(close(e3), EBADF);
+    char mem[8];
+    f = fmemopen(mem, sizeof mem, "w");
+    CHECK(f != NULL);
+    CHECK_RET(fclose(f), 0);
+    DIR *dir = opendir("/");
+    CHECK(dir != NULL);
+    int dfd = dir ? dirfd(dir) : -1;
+    CHECK_RET(closedir(dir), 0);
+    CHECK_ERR(close(dfd), EBADF);
+    DIR *volatile none = NULL; /* glibc declares it nonnull, and answers EINVAL */
+    CHECK_ERR(closedir(none), EINVAL);
 }
 
 
