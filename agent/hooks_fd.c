@@ -393,31 +393,24 @@ static inline uint32_t *closing_stream(int fd, int err)
     return fd >= 0 ? closing(fd, d9_fd_byte(fd)) : NULL;
 }
 
-D9_EXPORT int fclose(FILE *f)
-{
-    D9_REAL_OR_FAIL(real_, fclose, EOF);
-    if (!f)
-        return real_(f);
-    int err = errno;
-    uint32_t *ends = closing_stream(fileno(f), err);
-    int ret = real_(f);
-    closed(ends);
-    return ret;
-}
+/* The body of fclose and closedir: s the stream, fd_of its fd's reader.
+ * glibc declares s nonnull, yet closedir answers NULL with EINVAL: the
+ * empty asm keeps the compiler from dropping the test. */
+#define D9_STREAM_CLOSE_BODY(name, s, fd_of, failret)                          \
+    D9_REAL_OR_FAIL(real_, name, failret);                                     \
+    __typeof__(s) s_ = s;                                                      \
+    __asm__("" : "+r"(s_));                                                    \
+    if (!s_)                                                                   \
+        return real_(s);                                                       \
+    int err_ = errno;                                                          \
+    uint32_t *ends_ = closing_stream(fd_of(s_), err_);                         \
+    int ret_ = real_(s_);                                                      \
+    closed(ends_);                                                             \
+    return ret_
 
-D9_EXPORT int closedir(DIR *d)
-{
-    D9_REAL_OR_FAIL(real_, closedir, -1);
-    DIR *dp = d;
-    __asm__("" : "+r"(dp)); /* glibc declares d nonnull, yet answers NULL with EINVAL */
-    if (!dp)
-        return real_(d);
-    int err = errno;
-    uint32_t *ends = closing_stream(dirfd(dp), err);
-    int ret = real_(d);
-    closed(ends);
-    return ret;
-}
+D9_EXPORT int fclose(FILE *f) { D9_STREAM_CLOSE_BODY(fclose, f, fileno, EOF); }
+
+D9_EXPORT int closedir(DIR *d) { D9_STREAM_CLOSE_BODY(closedir, d, dirfd, -1); }
 
 /* ---- wakes through fds ------------------------------------------------- */
 
