@@ -18,8 +18,6 @@ static int zone_floor(enum d9_fd_zone zone)
 
 int d9_fd_lift(int fd, enum d9_fd_zone zone)
 {
-    if (fd >= 0 && zone == D9_FD_ABOVE_STDIO && fd >= 3)
-        return -1; /* the common case: no system call */
     int saved = errno, hi = -1, floor = zone_floor(zone);
     if (fd >= 0 && fd < floor)
         hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);

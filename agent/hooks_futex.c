@@ -1,7 +1,7 @@
 /* hooks_futex.c - the syscall() interposer, for programs (Rust std, custom
  * locks) that call futex directly. close and close_range go through the
- * close gate (real.h, d9_syscall_close); every other syscall number is
- * forwarded untouched at the cost of three comparisons and two jumps. Futex wakes and
+ * close gate (real.h, d9_syscall_close); every other number is forwarded
+ * untouched at the cost of three comparisons and two jumps. Futex wakes and
  * waits take the direct path (d9_syscall_futex_direct) when the constructor
  * finds it safe (direct.h): a recorded wake adds 43 instructions (77 when
  * it came), a wait's PARK and UNPARK 107 (155 through glibc's stub;
