@@ -1,10 +1,12 @@
 /* hooks_fd.c - the fd kind table's bookkeeping and the wakes that travel
  * through fds. Calls that make an fd record its kind; dup*, fcntl(F_DUPFD*)
- * copy it; close and close_range (also through syscall(): hooks_futex.c),
- * and the closes inside fclose and closedir, forget it. write() dispatches on the kind byte: an 8-byte eventfd write
- * or a write to a pipe whose read end is in an epoll set is a WAKE (each made directly when direct.h allows), a
- * regular-file write is timed (and made directly, as read is: direct.h),
- * anything else goes straight through.
+ * copy it (dup2 and dup3 also through syscall(): hooks_futex.c); close and
+ * close_range (also through syscall()), and the closes inside fclose,
+ * closedir and freopen, forget it. write() dispatches on the kind byte: an
+ * 8-byte eventfd write or a write to a pipe whose read end is in an epoll
+ * set is a WAKE (each made directly when direct.h allows), a regular-file
+ * write is timed (and made directly, as read is: direct.h), anything else
+ * goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
  * can tie the fd to the epoll set a thread parks on.
  * Creating, duplicating and closing calls are also timed as slow syscalls.
@@ -358,8 +360,12 @@ D9_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
     return ret;
 }
 
-long d9_syscall_close(long nr, long a1, long a2, long a3)
+long d9_syscall_fd(long nr, long a1, long a2, long a3)
 {
+    if (nr == SYS_dup2)
+        return dup2((int)a1, (int)a2);
+    if (nr == SYS_dup3)
+        return dup3((int)a1, (int)a2, (int)a3);
     D9_REAL_OR_FAIL(real_, syscall, -1);
     uint32_t *ends;
     if (nr == SYS_close)
@@ -393,24 +399,38 @@ static inline uint32_t *closing_stream(int fd, int err)
     return fd >= 0 ? closing(fd, d9_fd_byte(fd)) : NULL;
 }
 
-/* The body of fclose and closedir: s the stream, fd_of its fd's reader.
- * glibc declares s nonnull, yet closedir answers NULL with EINVAL: the
- * empty asm keeps the compiler from dropping the test. */
-#define D9_STREAM_CLOSE_BODY(name, s, fd_of, failret)                          \
+/* The body of fclose, closedir and freopen: s the stream, fd_of its fd's
+ * reader, args the real call's. glibc declares s nonnull, yet closedir
+ * answers NULL with EINVAL: the empty asm keeps the compiler from dropping
+ * the test. */
+#define D9_STREAM_CLOSE_BODY(name, s, fd_of, failret, args)                    \
     D9_REAL_OR_FAIL(real_, name, failret);                                     \
     __typeof__(s) s_ = s;                                                      \
     __asm__("" : "+r"(s_));                                                    \
-    if (!s_)                                                                   \
-        return real_(s);                                                       \
-    int err_ = errno;                                                          \
-    uint32_t *ends_ = closing_stream(fd_of(s_), err_);                         \
-    int ret_ = real_(s_);                                                      \
+    uint32_t *ends_ = NULL;                                                    \
+    if (s_) {                                                                  \
+        int err_ = errno;                                                      \
+        ends_ = closing_stream(fd_of(s_), err_);                               \
+    }                                                                          \
+    __typeof__(real_ args) ret_ = real_ args;                                  \
     closed(ends_);                                                             \
     return ret_
 
-D9_EXPORT int fclose(FILE *f) { D9_STREAM_CLOSE_BODY(fclose, f, fileno, EOF); }
+D9_EXPORT int fclose(FILE *f) { D9_STREAM_CLOSE_BODY(fclose, f, fileno, EOF, (s_)); }
 
-D9_EXPORT int closedir(DIR *d) { D9_STREAM_CLOSE_BODY(closedir, d, dirfd, -1); }
+D9_EXPORT int closedir(DIR *d) { D9_STREAM_CLOSE_BODY(closedir, d, dirfd, -1, (s_)); }
+
+/* freopen closes the stream's fd and opens path, on the same number when
+ * it is the lowest free: the kind must not pass to the new file. */
+D9_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+    D9_STREAM_CLOSE_BODY(freopen, f, fileno, NULL, (path, mode, s_));
+}
+
+D9_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+    D9_STREAM_CLOSE_BODY(freopen64, f, fileno, NULL, (path, mode, s_));
+}
 
 /* ---- wakes through fds ------------------------------------------------- */
 

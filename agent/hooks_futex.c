@@ -1,7 +1,7 @@
 /* hooks_futex.c - the syscall() interposer, for programs (Rust std, custom
- * locks) that call futex directly. close and close_range go through the
- * close gate (real.h, d9_syscall_close); every other number is forwarded
- * untouched at the cost of three comparisons and two jumps. Futex wakes and
+ * locks) that call futex directly. close, close_range, dup2 and dup3 go
+ * through the fd hooks (real.h, d9_syscall_fd); every other number is
+ * forwarded untouched at the cost of five comparisons and two jumps. Futex wakes and
  * waits take the direct path (d9_syscall_futex_direct) when the constructor
  * finds it safe (direct.h): a recorded wake adds 43 instructions (77 when
  * it came), a wait's PARK and UNPARK 107 (155 through glibc's stub;
@@ -145,13 +145,13 @@ void d9_futex_direct_on(void)
 }
 #endif
 
-/* Every other number: close and close_range through the close gate
- * (real.h), the rest forwarded. syscall() takes at most six arguments on
+/* Every other number: close, close_range, dup2 and dup3 as the fd hooks
+ * make them (real.h), the rest forwarded. syscall() takes at most six arguments on
  * x86-64; a6 may be an unused stack slot, read as glibc's own stub reads it. */
 __attribute__((used)) long d9_syscall_other(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-    if (nr == SYS_close || nr == SYS_close_range)
-        return d9_syscall_close(nr, a1, a2, a3);
+    if (nr == SYS_close || nr == SYS_close_range || nr == SYS_dup2 || nr == SYS_dup3)
+        return d9_syscall_fd(nr, a1, a2, a3);
     D9_REAL_OR_FAIL(real, syscall, -1);
     return real(nr, a1, a2, a3, a4, a5, a6);
 }

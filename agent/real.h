@@ -124,6 +124,8 @@
     X(void, closefrom, (int), NULL)                                            \
     X(int, fclose, (FILE *), NULL)                                             \
     X(int, closedir, (DIR *), NULL)                                            \
+    X(FILE *, freopen, (const char *, const char *, FILE *), NULL)             \
+    X(FILE *, freopen64, (const char *, const char *, FILE *), NULL)           \
     X(int, execve, (const char *, char *const *, char *const *), NULL)         \
     X(int, execv, (const char *, char *const *), NULL)                         \
     X(int, execvp, (const char *, char *const *), NULL)                        \
@@ -218,12 +220,14 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
 
 /* ---- Helpers shared by the interposers (hooks_*.c) --------------------- */
 
-/* close and close_range made through syscall() (hooks_futex.c routes
- * them here, hooks_fd.c makes them): the same kind table and close gate
- * as glibc's close() and close_range() get, around the same system call
- * (so neither a cancellation point nor glibc's EINTR handling is added).
- * Returns and sets errno as syscall() does. */
-long d9_syscall_close(long nr, long a1, long a2, long a3) D9_HIDDEN;
+/* close, close_range, dup2 and dup3 made through syscall() (hooks_futex.c
+ * routes them here, hooks_fd.c makes them): the same kind table and close
+ * gate as glibc's functions of those names get. close and close_range
+ * make the same system call (so neither a cancellation point nor glibc's
+ * EINTR handling is added); dup2 and dup3 go through the agent's dup2()
+ * and dup3(), whose glibc functions are that system call. Returns and sets
+ * errno as syscall() does. */
+long d9_syscall_fd(long nr, long a1, long a2, long a3) D9_HIDDEN;
 
 /* Result styles for D9_PARKED: -1/errno functions, pthread-style
  * functions that return the error number itself, plain values. */

@@ -486,6 +486,15 @@ static void test_syscall(void)
     CHECK(fcntl(e, F_GETFD) == FD_CLOEXEC); /* marked, still open */
     CHECK_RET(syscall(SYS_close_range, (unsigned)e, (unsigned)e, 0u), 0);
     CHECK_ERR(fcntl(e, F_GETFD), EBADF);
+    /* dup2 and dup3 through syscall(): the dup hooks' path. */
+    e = eventfd(0, 0);
+    CHECK_ERR(syscall(SYS_dup2, -1, e), EBADF);
+    CHECK_ERR(syscall(SYS_dup3, e, e, 0), EINVAL);
+    CHECK_RET(syscall(SYS_dup2, e, e), e);
+    CHECK_RET(syscall(SYS_dup3, e, 200, O_CLOEXEC), 200);
+    CHECK(fcntl(200, F_GETFD) == FD_CLOEXEC);
+    close(200);
+    close(e);
 
     int p[2];
     CHECK(pipe(p) == 0);
@@ -653,6 +662,15 @@ static void test_eventfd(void)
     f = fmemopen(mem, sizeof mem, "w");
     CHECK(f != NULL);
     CHECK_RET(fclose(f), 0);
+    f = fopen("/dev/null", "w");
+    CHECK(f != NULL);
+    errno = 0;
+    CHECK(freopen("/nonexistent/d9", "r", f) == NULL && errno == ENOENT); /* f is closed */
+    f = fopen("/dev/null", "w");
+    FILE *g = f ? freopen("/dev/null", "r", f) : NULL;
+    CHECK(g == f);
+    if (g)
+        CHECK_RET(fclose(g), 0);
     DIR *dir = opendir("/");
     CHECK(dir != NULL);
     int dfd = dir ? dirfd(dir) : -1;
