@@ -420,8 +420,9 @@ D9_EXPORT int fclose(FILE *f) { D9_STREAM_CLOSE_BODY(fclose, f, fileno, EOF, (s_
 
 D9_EXPORT int closedir(DIR *d) { D9_STREAM_CLOSE_BODY(closedir, d, dirfd, -1, (s_)); }
 
-/* freopen closes the stream's fd and opens path, on the same number when
- * it is the lowest free: the kind must not pass to the new file. */
+/* freopen puts path's file on the stream's fd number (glibc opens it, then
+ * dup3s it there; on failure it closes the number): either way the old
+ * file's kind must not pass to what is there now. */
 D9_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
 {
     D9_STREAM_CLOSE_BODY(freopen, f, fileno, NULL, (path, mode, s_));
