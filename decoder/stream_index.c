@@ -61,7 +61,10 @@ static int open_file(struct d9_stream *s, const char *path)
     d9_unmap_file(buf, len);
     if (rc == 0 && !(f->path = strdup(path)))
         rc = -1;
-    if (rc == 0 && f->seg.status != D9_SEG_INVALID) {
+    /* A header cut before its pid (a writer stopped by a full disk or a kill
+     * while it wrote one) with no block after it adds no process: pid 0 would
+     * be counted as one with nothing in it. */
+    if (rc == 0 && f->seg.status != D9_SEG_INVALID && (f->seg.pid != 0 || f->seg.blocks != 0)) {
         rc = d9_model_add_header(s->m, &f->seg);
         if (rc == 0 && (f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
             fprintf(stderr, "dial9-decode: %s: %s\n", path, strerror(errno));

@@ -125,6 +125,24 @@ mkdir "$D9_TMP/cutdir" && cp "$cut" "$D9_TMP/cutdir/"
 rc=0; "$D9_DECODER" check "$D9_TMP/cutdir" >/dev/null || rc=$?
 [ $rc -eq 1 ] || d9_fail "check of a directory holding a truncated .d9.open exited $rc, want 1"
 
+# --- Cut inside its header, beside the intact segment ----------------------
+# (a writer stopped by a full disk or a kill while it wrote the header of its
+# next segment): reported, and no process of pid 0 counted for it.
+mkdir "$D9_TMP/hdrcut" && cp "$seg" "$D9_TMP/hdrcut/000000.d9"
+head -c 30 "$seg" >"$D9_TMP/hdrcut/000001.d9.open"
+rc=0; out=$("$D9_DECODER" check "$D9_TMP/hdrcut" 2>&1) || rc=$?
+[ $rc -eq 1 ] && [[ $out == *"TRUNCATED $D9_TMP/hdrcut/000001.d9.open: header at offset 12: header truncated"* ]] ||
+    d9_fail "check of a segment cut inside its header: exit $rc: $out"
+rc=0; "$D9_DECODER" summary --json "$D9_TMP/hdrcut" >"$D9_TMP/hdrcut.json" 2>/dev/null || rc=$?
+[ $rc -eq 1 ] || d9_fail "summary beside a segment cut inside its header exited $rc, want 1"
+d9_py 'import json, sys
+s = json.load(open(sys.argv[1]))
+pids = [p["pid"] for p in s["processes"]]
+sys.exit(0 if len(pids) == 1 and pids[0] != 0 and s["events"] == int(sys.argv[2]) else "processes %r, events %r" % (pids, s["events"]))' \
+    "$D9_TMP/hdrcut.json" "$total"
+"$D9_DECODER" summary "$D9_TMP/hdrcut" 2>/dev/null | head -n 1 | grep -q " 1 processes," ||
+    d9_fail "summary's first line: $("$D9_DECODER" summary "$D9_TMP/hdrcut" 2>/dev/null | head -n 1)"
+
 # --- Not segments ----------------------------------------------------------
 echo "hello, I am not a segment" >"$D9_TMP/text.d9"
 rc=0; "$D9_DECODER" check "$D9_TMP/text.d9" >"$D9_TMP/text.out" 2>"$D9_TMP/text.err" || rc=$?
