@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,21 @@
 #include <unistd.h>
 
 #include "dial9_format.h"
+
+/* A line about a path on stderr, counted in *errors when error is set;
+ * nothing at all when errors is NULL (a second walk of the same paths). */
+static void __attribute__((format(printf, 3, 4))) say(int *errors, int error, const char *fmt, ...)
+{
+    if (!errors)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dial9-decode: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    *errors += error;
+}
 
 struct list {
     char **v;
@@ -57,8 +73,7 @@ static int walk_dir(const char *dir, struct list *out, int *errors)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "dial9-decode: %s: %s\n", dir, strerror(errno));
-        (*errors)++;
+        say(errors, 1, "%s: %s", dir, strerror(errno));
         return 0;
     }
     struct list names = {0};
@@ -126,6 +141,63 @@ void d9_drop_pages(const uint8_t *buf, size_t *done, size_t upto)
     *done = end;
 }
 
+struct file_id {
+    dev_t dev;
+    ino_t ino;
+    size_t at; /* its place in the list */
+};
+
+static int by_file_id(const void *a, const void *b)
+{
+    const struct file_id *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Keeps the first of the paths that name one file (a directory and a
+ * segment in it, a path given twice, a link): read twice, its events would
+ * count twice. Says which it left out. A path stat cannot look at stays
+ * (its read reports it). 0, or -1 out of memory. */
+static int drop_repeats(struct list *l, int *errors)
+{
+    if (l->n < 2)
+        return 0;
+    struct file_id *id = malloc(l->n * sizeof(*id));
+    if (!id)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        struct stat st;
+        if (stat(l->v[i], &st) == 0)
+            id[n++] = (struct file_id){st.st_dev, st.st_ino, i};
+    }
+    qsort(id, n, sizeof(*id), by_file_id);
+    for (size_t i = 1; i < n; i++) {
+        if (id[i].dev != id[i - 1].dev || id[i].ino != id[i - 1].ino)
+            continue;
+        size_t first = i - 1;
+        while (first > 0 && id[first - 1].dev == id[i].dev && id[first - 1].ino == id[i].ino)
+            first--;
+        const char *again = l->v[id[i].at], *was = l->v[id[first].at];
+        if (strcmp(again, was) == 0)
+            say(errors, 0, "%s: named more than once; read once", again);
+        else
+            say(errors, 0, "%s: the same file as %s; read once", again, was);
+        free(l->v[id[i].at]);
+        l->v[id[i].at] = NULL;
+    }
+    free(id);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i])
+            l->v[k++] = l->v[i];
+    l->n = k;
+    return 0;
+}
+
 int d9_list_files(char *const *paths, int npaths, char ***out, size_t *nout, int *errors)
 {
     struct list files = {0};
@@ -133,23 +205,22 @@ int d9_list_files(char *const *paths, int npaths, char ***out, size_t *nout, int
     for (int i = 0; rc == 0 && i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) < 0) {
-            fprintf(stderr, "dial9-decode: %s: %s\n", paths[i], strerror(errno));
-            (*errors)++;
+            say(errors, 1, "%s: %s", paths[i], strerror(errno));
         } else if (S_ISDIR(st.st_mode)) {
             size_t before = files.n;
             rc = walk_dir(paths[i], &files, errors);
             if (rc == 0 && files.n == before) {
-                fprintf(stderr, "dial9-decode: %s: no dial9 segments (*%s, *%s) found\n", paths[i],
-                        D9_SEG_SUFFIX, D9_SEG_OPEN_SUFFIX);
-                (*errors)++;
+                say(errors, 1, "%s: no dial9 segments (*%s, *%s) found", paths[i], D9_SEG_SUFFIX,
+                    D9_SEG_OPEN_SUFFIX);
             }
         } else if (!S_ISREG(st.st_mode)) {
-            fprintf(stderr, "dial9-decode: %s: not a regular file\n", paths[i]);
-            (*errors)++;
+            say(errors, 1, "%s: not a regular file", paths[i]);
         } else {
             rc = list_add(&files, paths[i]); /* named explicitly: read whatever it is */
         }
     }
+    if (rc == 0)
+        rc = drop_repeats(&files, errors);
     if (rc < 0) {
         list_free(&files);
         return -1;
@@ -178,8 +249,7 @@ int d9_for_each_file(char *const *paths, int npaths, d9_file_fn fn, void *ctx, i
         if (d9_map_file(files[i], &buf, &len) < 0) {
             if (errno == ENOMEM)
                 rc = -1;
-            fprintf(stderr, "dial9-decode: %s: %s\n", files[i], strerror(errno));
-            (*errors)++;
+            say(errors, 1, "%s: %s", files[i], strerror(errno));
             continue;
         }
         rc = fn(ctx, files[i], buf, len);

@@ -12,7 +12,11 @@ typedef int (*d9_file_fn)(void *ctx, const char *path, const uint8_t *buf, size_
 
 /* Walks paths in order. Paths that do not exist, unreadable files and
  * directories holding no segment get a one-line error on stderr and count
- * in *errors. Returns 0, or fn's non-zero return, or -1 out of memory. */
+ * in *errors. A file reached by more than one path (a directory and a
+ * segment in it, a path given twice, a link) is read once, at its first
+ * place, with a line on stderr (not an error). errors NULL: no line at all
+ * (a second walk of paths a first one reported on). Returns 0, or fn's
+ * non-zero return, or -1 out of memory. */
 int d9_for_each_file(char *const *paths, int npaths, d9_file_fn fn, void *ctx, int *errors);
 
 /* The segment files under paths, in order (free with d9_free_files); errors

@@ -236,8 +236,8 @@ int d9_cmd_summary(char *const *paths, int npaths, int json)
     if (rc == 0)
         rc = d9_analyse(&m, &s);
     struct dumps ds = {0};
-    int ignored = 0; /* counted by d9_load already (a missing path is named twice on stderr) */
-    if (rc == 0 && json && d9_for_each_file(paths, npaths, collect_dump, &ds, &ignored) < 0)
+    /* No errors pointer: d9_load said and counted what is wrong with the paths. */
+    if (rc == 0 && json && d9_for_each_file(paths, npaths, collect_dump, &ds, NULL) < 0)
         rc = -1;
     if (rc < 0)
         fprintf(stderr, "dial9-decode: out of memory\n");

@@ -154,6 +154,21 @@ rc=0; "$D9_DECODER" events "$D9_TMP/text.d9" "$seg" >"$D9_TMP/mixed.txt" 2>/dev/
 [ $rc -eq 1 ] && [ "$(wc -l <"$D9_TMP/mixed.txt")" -eq "$total" ] ||
     d9_fail "events of a text file + a good segment: exit $rc, $(wc -l <"$D9_TMP/mixed.txt") lines"
 
+# --- One file reached by several paths (a directory and a segment in it, a
+# path given twice, a link): read once, each repeat named on stderr.
+"$D9_DECODER" summary --json "$trace" >"$D9_TMP/once.json" || d9_fail "summary of $trace failed"
+ln -s "$seg" "$D9_TMP/link.d9"
+rc=0; "$D9_DECODER" summary --json "$trace" "$seg" "$seg" "$D9_TMP/link.d9" >"$D9_TMP/twice.json" 2>"$D9_TMP/twice.err" || rc=$?
+[ $rc -eq 0 ] || d9_fail "summary of one file by several paths exited $rc: $(cat "$D9_TMP/twice.err")"
+d9_py 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(0 if a["events"] == b["events"] > 0 else "events %r once, %r by several paths" % (a["events"], b["events"]))' \
+    "$D9_TMP/once.json" "$D9_TMP/twice.json"
+[ "$(grep -c "the same file as $seg; read once\|$seg: named more than once; read once" "$D9_TMP/twice.err")" -eq 3 ] &&
+    [ "$(wc -l <"$D9_TMP/twice.err")" -eq 3 ] || d9_fail "summary's stderr for repeated paths: $(cat "$D9_TMP/twice.err")"
+out=$("$D9_DECODER" check "$seg" "$seg" 2>/dev/null) || d9_fail "check of a segment named twice exited $?"
+[ "$out" = "OK $seg ($nblocks blocks, $total events)" ] || d9_fail "check of a segment named twice said: $out"
+
 mkdir "$D9_TMP/empty"
 rc=0; err=$("$D9_DECODER" check "$D9_TMP/empty" 2>&1) || rc=$?
 [ $rc -eq 1 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && [[ $err == *"no dial9 segments"* ]] ||
