@@ -3,8 +3,8 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,12 +175,11 @@ static int drop_repeats(struct list *l, int *errors)
             id[n++] = (struct file_id){st.st_dev, st.st_ino, i};
     }
     qsort(id, n, sizeof(*id), by_file_id);
-    for (size_t i = 1; i < n; i++) {
-        if (id[i].dev != id[i - 1].dev || id[i].ino != id[i - 1].ino)
+    for (size_t i = 1, first = 0; i < n; i++) { /* first: where the run of one file starts */
+        if (id[i].dev != id[first].dev || id[i].ino != id[first].ino) {
+            first = i;
             continue;
-        size_t first = i - 1;
-        while (first > 0 && id[first - 1].dev == id[i].dev && id[first - 1].ino == id[i].ino)
-            first--;
+        }
         const char *again = l->v[id[i].at], *was = l->v[id[first].at];
         if (strcmp(again, was) == 0)
             say(errors, 0, "%s: named more than once; read once", again);
