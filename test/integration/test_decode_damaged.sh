@@ -2,7 +2,8 @@
 # shellcheck disable=SC2015 # "A && B || d9_fail": fail when A or B does not hold
 # test_decode_damaged.sh - dial9-decode on real agent segments: intact,
 # with a flipped byte in the middle of a block, truncated inside the last
-# block, plus inputs that are not segments at all. Damage must be reported
+# block, cut inside the header, one file named by several paths, plus
+# inputs that are not segments at all. Damage must be reported
 # (naming the block), everything that verifies must still be decoded, and
 # exit codes must follow `dial9-decode --help` (0 intact, 1 damaged, 2 usage).
 cd "$(dirname "$0")/../.." || exit 1
