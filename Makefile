@@ -12,7 +12,8 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 AGENT_SRC := $(wildcard agent/*.c runtime_shims/*.c)
 AGENT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRC))
 # Agent files that do not interpose anything: unit-testable in a normal binary.
-AGENT_PURE := agent/encode.c agent/app_names.c agent/config.c agent/fd_lift.c agent/log.c agent/scheduling_parse.c
+AGENT_PURE := agent/encode.c agent/app_names.c agent/config.c agent/fd_lift.c agent/log.c agent/proc_identity.c \
+              agent/scheduling_parse.c
 DECODER_SRC := $(wildcard decoder/*.c)
 DECODER_LIB := $(filter-out decoder/main.c,$(DECODER_SRC))
 DECODER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(DECODER_SRC))

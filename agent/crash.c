@@ -208,7 +208,7 @@ static size_t build_header(int why)
     struct d9_header_info h = {.pid = (uint32_t)syscall(SYS_getpid), .seq = UINT32_MAX, .exe = facts.exe,
                                .hostname = facts.hostname, .clock = "monotonic", .agent_version = D9_AGENT_VERSION,
                                .cmdline = facts.cmdline, .cmdline_len = facts.cmdline_len, .tids = tids,
-                               .names = (const char (*)[16])names};
+                               .names = (const char (*)[16])names, .identity = d9_seg_identity()};
     struct timespec r, m;
     clock_gettime(CLOCK_REALTIME, &r);
     clock_gettime(CLOCK_MONOTONIC, &m);

@@ -507,6 +507,13 @@ size_t d9_header_build(uint8_t *out, size_t cap, const struct d9_header_info *h)
     }
     tlv_close(&w, t);
     tlv_str(&w, D9_TLV_AGENT_VERSION, h->agent_version);
+    if (h->identity) {
+        t = tlv_open(&w, D9_TLV_PROCESS);
+        wb_u64(&w, h->identity->start_ticks);
+        wb_u64(&w, h->identity->pidns);
+        wb_bytes(&w, h->identity->boot_id, strnlen(h->identity->boot_id, D9_BOOT_ID_MAX));
+        tlv_close(&w, t);
+    }
 
     if (w.err)
         return 0;

@@ -105,6 +105,7 @@ struct d9_header_info {
     uint32_t nthreads;         /* THREADS table: tids[i] named names[i] (NUL-terminated or 16 bytes) */
     const uint32_t *tids;
     const char (*names)[16];
+    const struct d9_proc_identity *identity; /* the PROCESS TLV; NULL: none */
 };
 
 /* Writes the full header (magic, version, header_len, TLVs incl. the

@@ -20,6 +20,7 @@
 #include "encode.h"
 #include "fd_lift.h"
 #include "log.h"
+#include "proc_identity.h"
 #include "real.h"
 
 #define D9_NAME_MAX 64      /* segment / directory entry names */
@@ -44,6 +45,8 @@ static char cmdline[D9_CMDLINE_MAX];
 static size_t cmdline_len;
 static char dump_reason[D9_SEG_REASON_MAX]; /* "": none */
 static uint32_t pid, seq, oldest_seq;
+static struct d9_proc_identity ident;
+static _Atomic int ident_known; /* ident holds this process's (read by the crash handler) */
 static uint64_t seg_size, seg_opened, sealed_total;
 static uint64_t seg_hdr_len; /* bytes of the open segment's header */
 static int failed;             /* for good */
@@ -359,10 +362,15 @@ static void read_process_info(void)
         snprintf(host, sizeof(host), "%s", u.nodename);
 }
 
-/* This process's id and the directory name it will record into. */
+/* This process's id, identity and the directory name it will record into.
+ * Runs where no other thread of the process can close fds (the constructor,
+ * fork's child handler): the identity's /proc reads are safe there. */
 static void set_pid(void)
 {
     pid = (uint32_t)getpid();
+    atomic_store(&ident_known, 0);
+    if (d9_proc_identity_read(&ident) == 0)
+        atomic_store_explicit(&ident_known, 1, memory_order_release);
     proc_name[0] = 0;
     proc_known = 0;
     snprintf(proc_path, sizeof(proc_path), "%s/%.40s.%u", base_path, exe_base, pid);
@@ -692,6 +700,11 @@ void d9_seg_facts(struct d9_proc_facts *f)
     *f = (struct d9_proc_facts){.exe = exe, .hostname = host, .cmdline = cmdline, .cmdline_len = cmdline_len};
 }
 
+const struct d9_proc_identity *d9_seg_identity(void)
+{
+    return atomic_load_explicit(&ident_known, memory_order_acquire) ? &ident : NULL;
+}
+
 void d9_seg_set_reason(const char *reason)
 {
     snprintf(dump_reason, sizeof(dump_reason), "%s", reason ? reason : "");
@@ -793,7 +806,7 @@ created:;
     struct d9_header_info h = {
         .pid = pid, .seq = seq, .exe = exe, .hostname = host, .clock = "monotonic",
         .agent_version = D9_AGENT_VERSION, .cmdline = cmdline, .cmdline_len = cmdline_len,
-        .tids = hdr_tids, .names = (const char (*)[16])hdr_names};
+        .tids = hdr_tids, .names = (const char (*)[16])hdr_names, .identity = d9_seg_identity()};
     read_anchor(&h.anchor_real_ns, &h.anchor_mono_ns);
     for (uint32_t i = 0, n = d9_slot_limit(); i < n && h.nthreads < cfg->max_threads; i++) {
         struct d9_slot *s = d9_slot_at(i);

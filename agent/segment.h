@@ -58,6 +58,9 @@ struct d9_proc_facts {
     size_t cmdline_len;
 };
 void d9_seg_facts(struct d9_proc_facts *f);
+/* This process's D9_TLV_PROCESS value, read with its pid (at start, in a
+ * fork's child); NULL when /proc could not be read. Async-signal-safe. */
+const struct d9_proc_identity *d9_seg_identity(void);
 
 /* Segments opened from now on carry D9_TLV_DUMP_REASON = reason (copied,
  * truncated to D9_SEG_REASON_MAX - 1 bytes); NULL clears it. Writer only. */

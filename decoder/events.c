@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "json.h"
+#include "pidkey.h"
 #include "schema.h"
 #include "stream.h"
 
@@ -148,13 +149,13 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
         d9_jw_init(&w, out);
         d9_jw_obj(&w, NULL);
         d9_jw_u64(&w, "ts", e->ts);
-        d9_jw_u64(&w, "pid", e->pid);
+        d9_jw_pid(&w, e->pid);
         d9_jw_u64(&w, "tid", e->tid);
         d9_jw_str(&w, "thread", name);
         d9_jw_str(&w, "type", tn);
     } else {
         char nb[24];
-        fprintf(out, "%s %" PRIu32 " %" PRIu32 " %s %s", d9_fmt_ts(buf, sizeof(buf), e->ts), e->pid, e->tid,
+        fprintf(out, "%s %s %" PRIu32 " %s %s", d9_fmt_ts(buf, sizeof(buf), e->ts), D9_PID_STR(e->pid), e->tid,
                 d9_fmt_name(nb, sizeof(nb), name), tn);
     }
     print_fields(&l, e);

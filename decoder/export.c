@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "pidkey.h"
 #include "stream.h"
 
 /* Field positions, per D9_SCHEMA_TABLE. */
@@ -49,7 +50,7 @@ struct walk {
 
 static struct d9_export_item item(const struct walk *w, uint32_t pid, uint32_t tid, uint64_t ts, const char *name)
 {
-    return (struct d9_export_item){.pid = pid, .tid = tid, .ts = ts - w->t0, .name = name};
+    return (struct d9_export_item){.pid = d9_pid_track(pid), .tid = tid, .ts = ts - w->t0, .name = name};
 }
 
 static void arg(struct d9_export_item *it, const char *key, const char *str, int64_t v)
@@ -284,9 +285,14 @@ static void describe(struct walk *w, const struct d9_summary *s)
             const struct d9_proc *p = d9_model_proc(w->m, t->pid);
             const char *exe = p && p->exe ? p->exe : "";
             const char *base = strrchr(exe, '/');
-            w->ops->process(w->ctx, t->pid, base ? base + 1 : exe);
+            char name[300];
+            if (d9_pid_instance(t->pid) > 1) /* the viewer's pid is not the real one: say it */
+                snprintf(name, sizeof(name), "%.255s (pid %s)", base ? base + 1 : exe, D9_PID_STR(t->pid));
+            else
+                snprintf(name, sizeof(name), "%s", base ? base + 1 : exe);
+            w->ops->process(w->ctx, d9_pid_track(t->pid), name);
         }
-        w->ops->thread(w->ctx, t->pid, t->tid, t->name);
+        w->ops->thread(w->ctx, d9_pid_track(t->pid), t->tid, t->name);
         prev = t;
     }
 }

@@ -29,6 +29,9 @@ struct d9_export_arg {
     int64_t v;
 };
 
+/* pid here is a process's number for viewers (d9_pid_track): its pid, or
+ * for a later process with the same pid (pidkey.h) a distinct one above
+ * 2^22, whose process name says "(pid P#n)". */
 struct d9_export_item {
     uint32_t pid, tid;
     uint64_t ts, end;      /* ns since trace start; end: slices only */

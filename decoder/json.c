@@ -5,6 +5,8 @@
  * here, not by fprintf, which parses its format on every number. */
 #include "json.h"
 
+#include "pidkey.h"
+
 #include <string.h>
 
 /* s[0..n) to out. With glibc, a run that fits the FILE's buffer is copied
@@ -122,6 +124,13 @@ void d9_jw_u64(struct d9_jw *w, const char *key, uint64_t v)
 {
     member(w, key);
     put_u64(w->out, v, 0);
+}
+
+void d9_jw_pid(struct d9_jw *w, uint32_t key)
+{
+    d9_jw_u64(w, "pid", d9_pid_of(key));
+    if (d9_pid_instance(key) > 1)
+        d9_jw_u64(w, "pid_instance", d9_pid_instance(key));
 }
 
 void d9_jw_i64(struct d9_jw *w, const char *key, int64_t v)

@@ -29,6 +29,9 @@ void d9_jw_obj(struct d9_jw *w, const char *key);
 void d9_jw_arr(struct d9_jw *w, const char *key);
 void d9_jw_end(struct d9_jw *w); /* closes the innermost object or array */
 void d9_jw_u64(struct d9_jw *w, const char *key, uint64_t v);
+/* "pid": the pid of a process key (pidkey.h), and "pid_instance": n after it
+ * for the n-th process with that pid (n >= 2; absent for the first). */
+void d9_jw_pid(struct d9_jw *w, uint32_t key);
 void d9_jw_i64(struct d9_jw *w, const char *key, int64_t v);
 void d9_jw_num(struct d9_jw *w, const char *key, double v); /* 2 decimals */
 void d9_jw_bool(struct d9_jw *w, const char *key, int v);

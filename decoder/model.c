@@ -96,15 +96,55 @@ int d9_model_each_span(const struct d9_model *m, d9_span_fn fn, void *ctx)
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
 
-int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
+static int same_identity(const struct d9_proc_identity *a, const struct d9_proc_identity *b)
+{
+    return a->start_ticks == b->start_ticks && a->pidns == b->pidns &&
+           memcmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) == 0;
+}
+
+/* The key for seg's process: that of the process with its identity, else
+ * the first free instance of its pid (*fresh = 1); one with no identity is
+ * the first process of its pid's. The first process met without an identity
+ * takes the first identity that comes. */
+static uint32_t find_key(const struct d9_model *m, const struct d9_seg *seg, int *fresh)
+{
+    uint32_t i, key = seg->pid;
+    *fresh = 0;
+    if (!seg->has_identity || seg->pid >> D9_PID_BITS) /* not a Linux pid: one process */
+        return key;
+    for (uint32_t n = 1; n <= D9_PID_INSTANCES; n++) {
+        key = d9_pid_key(seg->pid, n);
+        if (!d9_map_get(&m->proc_idx, key, &i)) {
+            *fresh = 1;
+            return key;
+        }
+        const struct d9_proc *p = &m->proc[i];
+        if (!p->has_identity || same_identity(&p->identity, &seg->identity))
+            return key;
+    }
+    return key; /* the last instance holds the rest */
+}
+
+uint32_t d9_model_key_of(const struct d9_model *m, const struct d9_seg *seg)
+{
+    int fresh;
+    uint32_t key = find_key(m, seg, &fresh);
+    return fresh ? seg->pid : key;
+}
+
+int d9_model_add_header(struct d9_model *m, struct d9_seg *seg)
 {
     uint32_t i;
+    int fresh;
+    seg->pid = find_key(m, seg, &fresh);
+    int later = fresh && d9_pid_instance(seg->pid) > 1;
     if (!d9_map_get(&m->proc_idx, seg->pid, &i)) {
         if (d9_grow((void **)&m->proc, &m->proc_cap, m->nproc, sizeof(*m->proc)) < 0 ||
             d9_map_put(&m->proc_idx, seg->pid, (uint32_t)m->nproc) < 0)
             return -1;
         struct d9_proc *p = &m->proc[m->nproc++];
         p->pid = seg->pid;
+        p->has_identity = 0;
         p->exe = dup_or_empty(seg->exe);
         p->hostname = dup_or_empty(seg->hostname);
         p->cmdline = malloc(seg->cmdline_len + 1);
@@ -119,6 +159,10 @@ int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
         p->anchor_real_ns = p->anchor_mono_ns = 0;
     }
     struct d9_proc *ap = d9_map_get(&m->proc_idx, seg->pid, &i) ? &m->proc[i] : NULL;
+    if (ap && seg->has_identity && !ap->has_identity) {
+        ap->identity = seg->identity;
+        ap->has_identity = 1;
+    }
     if (ap && seg->anchor_real_ns && (!ap->anchor_real_ns || seg->anchor_mono_ns < ap->anchor_mono_ns)) {
         ap->anchor_real_ns = seg->anchor_real_ns; /* the earliest: nearest the trace start */
         ap->anchor_mono_ns = seg->anchor_mono_ns;
@@ -129,7 +173,7 @@ int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg)
             return -1;
         set_name(t, seg->threads[k].name, strlen(seg->threads[k].name), seg->anchor_mono_ns, 0);
     }
-    return 0;
+    return later;
 }
 
 /* An event's sort key; at, its input position, is the tie-break: qsort

@@ -9,8 +9,10 @@
 #include <stdint.h>
 
 #include "map.h"
+#include "pidkey.h"
 #include "reader.h"
 
+/* pid fields hold process keys (pidkey.h): the pid, or which process of it. */
 struct d9_thread {
     uint32_t pid, tid;
     char name[17];    /* NUL-terminated; "" when never named */
@@ -18,7 +20,9 @@ struct d9_thread {
 };
 
 struct d9_proc {
-    uint32_t pid;
+    uint32_t pid;         /* the process key */
+    struct d9_proc_identity identity; /* D9_TLV_PROCESS, when has_identity */
+    int has_identity;
     char *exe, *hostname; /* "" when unknown */
     char *cmdline;        /* arguments joined by spaces */
     /* The ANCHOR of this pid's segment read that is earliest by monotonic
@@ -53,8 +57,15 @@ typedef int (*d9_span_fn)(void *ctx, const struct d9_event *ev, size_t n);
 /* The same pass, a span at a time: fn once per run of one thread's events
  * (the merge hands them over so), not once per event. */
 int d9_model_each_span(const struct d9_model *m, d9_span_fn fn, void *ctx);
-/* Records a segment header: process identity and the thread table. */
-int d9_model_add_header(struct d9_model *m, const struct d9_seg *seg);
+/* Records a segment header: process identity and the thread table. Sets
+ * seg->pid to its process key (pidkey.h): a header whose D9_TLV_PROCESS
+ * differs from those of the processes already met with its pid is another
+ * process; one without that TLV joins the first. Returns 0, 1 when the
+ * header was the first of a later process with a pid met before (its key's
+ * instance is 2 or more), -1 out of memory. */
+int d9_model_add_header(struct d9_model *m, struct d9_seg *seg);
+/* The process key of seg's header among the processes added so far (seg->pid when none matches). */
+uint32_t d9_model_key_of(const struct d9_model *m, const struct d9_seg *seg);
 /* Orders events by ts, then pid, tid, and input order. 0, -1 out of memory
  * (the events left as they were). */
 int d9_model_sort(struct d9_model *m);

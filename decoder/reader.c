@@ -121,6 +121,17 @@ static int parse_tlvs(struct d9_seg *s, const uint8_t *p, size_t n, size_t base)
                 s->anchor_mono_ns = le64(v + 8);
             }
             break;
+        case D9_TLV_PROCESS:
+            if (len >= 16) {
+                memset(&s->identity, 0, sizeof(s->identity));
+                s->identity.start_ticks = le64(v);
+                s->identity.pidns = le64(v + 8);
+                size_t b = len - 16 < D9_BOOT_ID_MAX ? len - 16 : D9_BOOT_ID_MAX;
+                memcpy(s->identity.boot_id, v + 16, b);
+                s->identity.boot_id[b] = 0;
+                s->has_identity = 1;
+            }
+            break;
         case D9_TLV_EXE: rc = set_str(&s->exe, v, len); break;
         case D9_TLV_HOSTNAME: rc = set_str(&s->hostname, v, len); break;
         case D9_TLV_CLOCK: rc = set_str(&s->clock, v, len); break;

@@ -54,6 +54,8 @@ struct d9_seg {
     char *cmdline;       /* NUL-separated arguments */
     size_t cmdline_len;
     uint64_t anchor_real_ns, anchor_mono_ns;
+    struct d9_proc_identity identity; /* D9_TLV_PROCESS, when has_identity */
+    int has_identity;
     struct d9_thread_entry *threads;
     uint32_t nthreads;
     struct d9_schema schema;

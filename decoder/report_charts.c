@@ -8,6 +8,7 @@
 
 #include "fmt.h"
 #include "html.h"
+#include "pidkey.h"
 #include "report_html.h"
 #include "svg.h"
 #include "utilization.h"
@@ -48,7 +49,7 @@ int d9_rep_util(const struct d9_rep *r)
         }
         char nm[24];
         if (procs)
-            snprintf(text[2 * k], sizeof(text[0]), "%" PRIu32 "/%" PRIu32 " %s", w->pid, w->tid,
+            snprintf(text[2 * k], sizeof(text[0]), "%s/%" PRIu32 " %s", D9_PID_STR(w->pid), w->tid,
                      d9_fmt_name(nm, sizeof(nm), w->name));
         else
             snprintf(text[2 * k], sizeof(text[0]), "%" PRIu32 " %s", w->tid, d9_fmt_name(nm, sizeof(nm), w->name));
@@ -56,7 +57,7 @@ int d9_rep_util(const struct d9_rep *r)
         for (size_t i = 0; i < D9_UTIL_BINS; i++)
             busy += w->busy[i];
         snprintf(text[2 * k + 1], sizeof(text[0]),
-                 "data-pid=\"%" PRIu32 "\" data-tid=\"%" PRIu32 "\" data-busy-ns=\"%" PRIu64 "\"", w->pid, w->tid, busy);
+                 "data-pid=\"%s\" data-tid=\"%" PRIu32 "\" data-busy-ns=\"%" PRIu64 "\"", D9_PID_STR(w->pid), w->tid, busy);
         rows[k] = (struct d9_heat_row){text[2 * k], text[2 * k + 1], f};
     }
     fputs("<div class=\"scroll\">\n", r->out);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "html.h"
+#include "pidkey.h"
 #include "report_html.h"
 #include "stream.h"
 #include "verdict.h"
@@ -144,7 +145,7 @@ static void flags(const struct d9_rep *r, const struct d9_flag *f, size_t n, con
             fprintf(o, "<td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64 "</td>", f[i].value, f[i].threshold);
         fprintf(o, "<td class=\"n\">%" PRIu64 "</td>", f[i].count);
         if (f[i].name) {
-            fprintf(o, "<td class=\"n\">%" PRIu32 "</td><td>", f[i].pid);
+            fprintf(o, "<td class=\"n\">%s</td><td>", D9_PID_STR(f[i].pid));
             d9_rep_thread(r, f[i].pid, f[i].tid);
             fputs("</td>", o);
         } else

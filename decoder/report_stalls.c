@@ -8,6 +8,7 @@
 
 #include "fmt.h"
 #include "html.h"
+#include "pidkey.h"
 #include "report_html.h"
 #include "schema.h"
 
@@ -77,7 +78,7 @@ void d9_rep_stalls(const struct d9_rep *r)
         for (size_t i = 0; i < s->nworst_wakes; i++) {
             const struct d9_wake *k = &s->worst_wakes[i];
             struct stall x = row_begin(r, "wake", i, k->ts, k->latency_ns);
-            fprintf(r->out, "<td class=\"n\">%" PRIu32 "</td><td>", k->pid);
+            fprintf(r->out, "<td class=\"n\">%s</td><td>", D9_PID_STR(k->pid));
             d9_rep_thread(r, k->pid, k->waker_tid);
             fputs("</td><td>", r->out);
             d9_rep_thread(r, k->pid, k->wakee_tid);
@@ -91,7 +92,7 @@ void d9_rep_stalls(const struct d9_rep *r)
         for (size_t i = 0; i < s->nlong_busy; i++) {
             const struct d9_busy *b = &s->long_busy[i];
             struct stall x = row_begin(r, "busy", i, b->start_ts, b->duration_ns);
-            fprintf(r->out, "<td class=\"n\">%" PRIu32 "</td><td>", b->pid);
+            fprintf(r->out, "<td class=\"n\">%s</td><td>", D9_PID_STR(b->pid));
             d9_rep_thread(r, b->pid, b->tid);
             fprintf(r->out, "</td><td class=\"n\">%" PRIu64 "</td>", b->slow_syscalls);
             d9_rep_td_dur(r, b->preempt_ns);
@@ -104,7 +105,7 @@ void d9_rep_stalls(const struct d9_rep *r)
         for (size_t i = 0; i < s->nworst_slow; i++) {
             const struct d9_slow *w = &s->worst_slow[i];
             struct stall x = row_begin(r, "slow", i, w->ts, w->duration_ns);
-            fprintf(r->out, "<td class=\"n\">%" PRIu32 "</td><td>", w->pid);
+            fprintf(r->out, "<td class=\"n\">%s</td><td>", D9_PID_STR(w->pid));
             d9_rep_thread(r, w->pid, w->tid);
             fprintf(r->out, "</td><td>%s</td><td class=\"n\">%" PRId64 "</td><td>%s</td>", d9_call_name(w->call), w->fd,
                     d9_fd_kind_name(w->fd_kind));

@@ -6,6 +6,7 @@
 
 #include "fmt.h"
 #include "html.h"
+#include "pidkey.h"
 #include "report_html.h"
 #include "summary.h"
 
@@ -39,7 +40,7 @@ static void td_dist(const struct d9_rep *r, const struct d9_dist *d)
 static void process_head(const struct d9_rep *r, uint32_t pid)
 {
     const struct d9_proc *p = d9_model_proc(r->m, pid);
-    fprintf(r->out, "<h3>process %" PRIu32 " <code>", pid);
+    fprintf(r->out, "<h3>process %s <code>", D9_PID_STR(pid));
     d9_html_text(r->out, p && p->exe[0] ? p->exe : "?");
     fputs("</code></h3>\n<p class=\"meta\">", r->out);
     d9_html_text(r->out, p ? p->cmdline : "");
@@ -65,9 +66,9 @@ void d9_rep_threads(const struct d9_rep *r)
             process_head(r, t->pid);
         }
         uint64_t span = t->busy_ns + t->parked_ns;
-        fprintf(r->out, "<tr data-pid=\"%" PRIu32 "\" data-tid=\"%" PRIu32 "\" data-parks=\"%" PRIu64
+        fprintf(r->out, "<tr data-pid=\"%s\" data-tid=\"%" PRIu32 "\" data-parks=\"%" PRIu64
                         "\" data-wakes-received=\"%" PRIu64 "\"><td class=\"n\">%" PRIu32 "</td><td>",
-                t->pid, t->tid, t->parks, t->wakes_received, t->tid);
+                D9_PID_STR(t->pid), t->tid, t->parks, t->wakes_received, t->tid);
         d9_html_text(r->out, t->name[0] ? t->name : "-");
         fprintf(r->out, "</td><td>%s</td>", d9_role_name(t->role));
         td_u64(r, t->parks);
@@ -106,7 +107,7 @@ static void wakes_table(const struct d9_rep *r)
         const struct d9_tstats *t = &r->s->t[i];
         if (!t->wake_latency_ns.n)
             continue;
-        fprintf(r->out, "<tr data-tid=\"%" PRIu32 "\"><td class=\"n\">%" PRIu32 "</td><td>", t->tid, t->pid);
+        fprintf(r->out, "<tr data-tid=\"%" PRIu32 "\"><td class=\"n\">%s</td><td>", t->tid, D9_PID_STR(t->pid));
         d9_rep_thread(r, t->pid, t->tid);
         fprintf(r->out, "</td><td>%s</td>", d9_role_name(t->role));
         td_u64(r, t->wake_latency_ns.n);
@@ -130,7 +131,7 @@ static void sched_table(const struct d9_rep *r)
                   "<th>max reading</th><th>max share of a reading's window</th><th>preemptions</th><th>off CPU</th>"
                   "<th>max</th></tr></thead><tbody>\n",
                   r->out);
-        fprintf(r->out, "<tr><td class=\"n\">%" PRIu32 "</td><td>", t->pid);
+        fprintf(r->out, "<tr><td class=\"n\">%s</td><td>", D9_PID_STR(t->pid));
         d9_rep_thread(r, t->pid, t->tid);
         fputs("</td>", r->out);
         td_u64(r, sd->n);
@@ -176,7 +177,7 @@ static void sys_tables(const struct d9_rep *r)
           r->out);
     for (size_t i = 0; i < s->nlocks; i++) {
         const struct d9_lock *l = &s->locks[i];
-        fprintf(r->out, "<tr><td class=\"n\">%" PRIu32 "</td><td><code>0x%" PRIx64 "</code></td><td>%s</td>", l->pid,
+        fprintf(r->out, "<tr><td class=\"n\">%s</td><td><code>0x%" PRIx64 "</code></td><td>%s</td>", D9_PID_STR(l->pid),
                 l->target, d9_call_name(l->call));
         td_u64(r, l->count);
         d9_rep_td_dur(r, l->total_ns);
@@ -198,7 +199,7 @@ static void app_table(const struct d9_rep *r)
           r->out);
     for (size_t i = 0; i < a->n; i++) {
         const struct d9_app *x = &a->a[i];
-        fprintf(r->out, "<tr><td class=\"n\">%" PRIu32 "</td><td>", x->pid);
+        fprintf(r->out, "<tr><td class=\"n\">%s</td><td>", D9_PID_STR(x->pid));
         d9_html_text(r->out, x->name);
         fputs("</td>", r->out);
         td_u64(r, x->count);

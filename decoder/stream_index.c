@@ -3,6 +3,7 @@
  * payload crcs, resync on damage; the file's pages are dropped as the scan
  * passes), then the index is sorted by first_ts. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,21 @@ void d9s_report(struct d9_stream *s, struct sfile *f)
     d9_report_segment(stderr, f->path, &f->seg, 0);
 }
 
+/* One line when a pid names a second (third, ...) process: what tells it
+ * from the first. */
+static void say_later_process(const struct d9_model *m, const char *path, const struct d9_seg *seg)
+{
+    const struct d9_proc *first = d9_model_proc(m, d9_pid_of(seg->pid));
+    const struct d9_proc_identity *a = first ? &first->identity : NULL, *b = &seg->identity;
+    /* The kernel reuses namespace inode numbers: the same pidns says little. */
+    const char *why = !a                                   ? ""
+                      : strcmp(a->boot_id, b->boot_id) != 0 ? " (another boot)"
+                      : a->pidns != b->pidns                ? " (another pid namespace)"
+                                                            : " (started at another time)";
+    fprintf(stderr, "dial9-decode: %s: pid %" PRIu32 " again, another process%s; shown as pid %s\n", path,
+            d9_pid_of(seg->pid), why, D9_PID_STR(seg->pid));
+}
+
 static int open_file(struct d9_stream *s, const char *path)
 {
     const uint8_t *buf;
@@ -66,6 +82,10 @@ static int open_file(struct d9_stream *s, const char *path)
      * be counted as one with nothing in it. */
     if (rc == 0 && f->seg.status != D9_SEG_INVALID && (f->seg.pid != 0 || f->seg.blocks != 0)) {
         rc = d9_model_add_header(s->m, &f->seg);
+        if (rc == 1) {
+            say_later_process(s->m, path, &f->seg);
+            rc = 0;
+        }
         if (rc == 0 && (f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
             fprintf(stderr, "dial9-decode: %s: %s\n", path, strerror(errno));
             (*s->bad)++;

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "files.h"
 #include "fmt.h"
+#include "pidkey.h"
 #include "summary.h"
 
 const char *d9_thread_name(const struct d9_model *m, uint32_t pid, uint32_t tid)
@@ -44,7 +45,7 @@ static void print_text(const struct d9_model *m, const struct d9_summary *s)
         if (i == 0 || t->pid != pid) {
             const struct d9_proc *p = d9_model_proc(m, t->pid);
             pid = t->pid;
-            printf("\nprocess %" PRIu32 "  %s  [%s]\n", pid, p && p->exe[0] ? p->exe : "?",
+            printf("\nprocess %s  %s  [%s]\n", D9_PID_STR(pid), p && p->exe[0] ? p->exe : "?",
                    p ? p->cmdline : "");
             printf("  %-8s %-16s %-13s %7s %6s  %-24s %-24s %6s %6s %7s %6s  %s\n", "TID", "NAME", "ROLE",
                    "PARKS", "BUSY%", "PARK p50/p99/max", "BUSY p50/p99/max", "WAKES>", ">WAKES", "NOWAIT",
@@ -94,7 +95,7 @@ static void json_sum(struct d9_jw *w, const char *key, const char *total_key, co
 static void json_thread(struct d9_jw *w, const struct d9_tstats *t)
 {
     d9_jw_obj(w, NULL);
-    d9_jw_u64(w, "pid", t->pid);
+    d9_jw_pid(w, t->pid);
     d9_jw_u64(w, "tid", t->tid);
     d9_jw_str(w, "name", t->name);
     d9_jw_str(w, "role", d9_role_name(t->role));
@@ -141,6 +142,7 @@ struct dump {
     char *reason;
 };
 struct dumps {
+    const struct d9_model *m; /* loaded: a dump's process key */
     struct dump *d;
     size_t n, cap;
 };
@@ -169,7 +171,7 @@ static int collect_dump(void *ctx, const char *path, const uint8_t *buf, size_t 
             ds->d = d;
             ds->cap = cap;
         }
-        ds->d[ds->n++] = (struct dump){seg.pid, seg.seq, seg.dump_reason};
+        ds->d[ds->n++] = (struct dump){d9_model_key_of(ds->m, &seg), seg.seq, seg.dump_reason};
         seg.dump_reason = NULL; /* now ours */
     }
     d9_seg_free(&seg);
@@ -192,7 +194,7 @@ static void print_json(const struct d9_model *m, const struct d9_summary *s, int
             nt += s->t[k].pid == p->pid;
         d9_jw_newline(&w);
         d9_jw_obj(&w, NULL);
-        d9_jw_u64(&w, "pid", p->pid);
+        d9_jw_pid(&w, p->pid);
         d9_jw_str(&w, "exe", p->exe);
         d9_jw_str(&w, "cmdline", p->cmdline);
         d9_jw_str(&w, "hostname", p->hostname);
@@ -235,7 +237,7 @@ int d9_cmd_summary(char *const *paths, int npaths, int json)
     int bad = 0, rc = d9_load(&m, paths, npaths, &bad);
     if (rc == 0)
         rc = d9_analyse(&m, &s);
-    struct dumps ds = {0};
+    struct dumps ds = {.m = &m};
     /* No errors pointer: d9_load said and counted what is wrong with the paths. */
     if (rc == 0 && json && d9_for_each_file(paths, npaths, collect_dump, &ds, NULL) < 0)
         rc = -1;

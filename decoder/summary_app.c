@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "summary.h"
+#include "pidkey.h"
 
 static double mean(const struct d9_app *a) { return a->count ? (double)a->sum / (double)a->count : 0.0; }
 
@@ -22,7 +23,7 @@ void d9_app_text(const struct d9_summary *s)
             snprintf(sum, sizeof(sum), "overflow");
         else
             snprintf(sum, sizeof(sum), "%" PRId64, a->sum);
-        printf("  %-8" PRIu32 " %-16s %10" PRIu64 " %20" PRId64 " %20.1f %20" PRId64 " %20s\n", a->pid, a->name,
+        printf("  %-8s %-16s %10" PRIu64 " %20" PRId64 " %20.1f %20" PRId64 " %20s\n", D9_PID_STR(a->pid), a->name,
                a->count, a->min, a->sum_overflow ? 0.0 : mean(a), a->max, sum);
     }
 }
@@ -33,7 +34,7 @@ void d9_app_json(struct d9_jw *w, const struct d9_summary *s)
     for (size_t i = 0; i < s->apps.n; i++) {
         const struct d9_app *a = &s->apps.a[i];
         d9_jw_obj(w, NULL);
-        d9_jw_u64(w, "pid", a->pid);
+        d9_jw_pid(w, a->pid);
         d9_jw_str(w, "name", a->name);
         d9_jw_u64(w, "count", a->count);
         d9_jw_i64(w, "min", a->min);

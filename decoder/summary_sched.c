@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "fmt.h"
+#include "pidkey.h"
 #include "summary.h"
 
 void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
@@ -19,7 +20,7 @@ void d9_sched_text(const struct d9_model *m, const struct d9_summary *s)
         if (!any++)
             printf("  %-8s %-8s %-16s %8s %10s %10s %-18s %8s %10s %10s\n", "PID", "TID", "NAME", "READINGS", "DELAY",
                    "MAX", "MAX SHARE", "PREEMPTS", "OFF-CPU", "MAX");
-        printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %-18s %8" PRIu64 " %10s %10s\n", t->pid,
+        printf("  %-8s %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %-18s %8" PRIu64 " %10s %10s\n", D9_PID_STR(t->pid),
                t->tid, d9_fmt_name(n, sizeof(n), t->name), t->sched.n, d9_fmt_dur(a, sizeof(a), t->sched_total),
                d9_fmt_dur(b, sizeof(b), t->sched.max),
                d9_fmt_share(sh, sizeof(sh), t->sched_share_delay, t->sched_share_window), t->preempts,
@@ -50,7 +51,7 @@ void d9_sched_json(struct d9_jw *w, const struct d9_summary *s)
         const struct d9_busy *x = &s->long_busy[i];
         d9_jw_newline(w);
         d9_jw_obj(w, NULL);
-        d9_jw_u64(w, "pid", x->pid);
+        d9_jw_pid(w, x->pid);
         d9_jw_u64(w, "tid", x->tid);
         d9_jw_u64(w, "start_ts", x->start_ts);
         d9_jw_u64(w, "duration_ns", x->duration_ns);

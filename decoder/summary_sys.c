@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "fmt.h"
+#include "pidkey.h"
 #include "schema.h"
 #include "summary.h"
 
@@ -18,7 +19,7 @@ static void print_locks(const struct d9_summary *s)
     printf("  %-8s %-18s %-14s %8s %10s %10s\n", "PID", "LOCK", "CALL", "WAITS", "TOTAL", "MAX");
     for (size_t i = 0; i < s->nlocks; i++) {
         const struct d9_lock *l = &s->locks[i];
-        printf("  %-8" PRIu32 " 0x%-16" PRIx64 " %-14s %8" PRIu64 " %10s %10s\n", l->pid, l->target,
+        printf("  %-8s 0x%-16" PRIx64 " %-14s %8" PRIu64 " %10s %10s\n", D9_PID_STR(l->pid), l->target,
                d9_call_name(l->call), l->count, d9_fmt_dur(a, sizeof(a), l->total_ns),
                d9_fmt_dur(b, sizeof(b), l->max_ns));
     }
@@ -68,7 +69,7 @@ void d9_sys_json(struct d9_jw *w, const struct d9_summary *s)
         d9_jw_newline(w);
         d9_jw_obj(w, NULL);
         d9_jw_u64(w, "ts", x->ts);
-        d9_jw_u64(w, "pid", x->pid);
+        d9_jw_pid(w, x->pid);
         d9_jw_u64(w, "tid", x->tid);
         d9_jw_str(w, "call", d9_call_name(x->call));
         d9_jw_i64(w, "fd", x->fd);
@@ -82,7 +83,7 @@ void d9_sys_json(struct d9_jw *w, const struct d9_summary *s)
         const struct d9_lock *l = &s->locks[i];
         d9_jw_newline(w);
         d9_jw_obj(w, NULL);
-        d9_jw_u64(w, "pid", l->pid);
+        d9_jw_pid(w, l->pid);
         d9_jw_u64(w, "target", l->target);
         d9_jw_str(w, "call", d9_call_name(l->call));
         d9_jw_u64(w, "count", l->count);

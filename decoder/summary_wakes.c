@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "fmt.h"
+#include "pidkey.h"
 #include "summary.h"
 
 void d9_wakes_text(const struct d9_model *m, const struct d9_summary *s)
@@ -18,7 +19,7 @@ void d9_wakes_text(const struct d9_model *m, const struct d9_summary *s)
         const struct d9_tstats *t = &s->t[i];
         const struct d9_dist *d = &t->wake_latency_ns;
         if (d->n)
-            printf("  %-8" PRIu32 " %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %10s\n", t->pid, t->tid,
+            printf("  %-8s %-8" PRIu32 " %-16s %8" PRIu64 " %10s %10s %10s\n", D9_PID_STR(t->pid), t->tid,
                    d9_fmt_name(n, sizeof(n), t->name), d->n, d9_fmt_dur(a, sizeof(a), d->p50),
                    d9_fmt_dur(b, sizeof(b), d->p99), d9_fmt_dur(c, sizeof(c), d->max));
     }
@@ -44,7 +45,7 @@ void d9_wakes_json(struct d9_jw *w, const struct d9_summary *s)
         d9_jw_newline(w);
         d9_jw_obj(w, NULL);
         d9_jw_u64(w, "ts", k->ts);
-        d9_jw_u64(w, "pid", k->pid);
+        d9_jw_pid(w, k->pid);
         d9_jw_u64(w, "waker_tid", k->waker_tid);
         d9_jw_u64(w, "wakee_tid", k->wakee_tid);
         d9_jw_str(w, "call", d9_call_name(k->call));

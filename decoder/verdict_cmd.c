@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fmt.h"
 #include "json.h"
+#include "pidkey.h"
 #include "verdict.h"
 
 static const char *figure(char *buf, size_t n, const struct d9_flag *f, uint64_t v)
@@ -28,7 +29,7 @@ static void print_text(const struct d9_flag *f, size_t n)
         printf("%-14s %10s > %-10s (%" PRIu64 " over)", d9_flag_name(f[i].kind), figure(v, sizeof(v), &f[i], f[i].value),
                figure(t, sizeof(t), &f[i], f[i].threshold), f[i].count);
         if (f[i].name)
-            printf(" pid %" PRIu32 " tid %" PRIu32 " %s", f[i].pid, f[i].tid, d9_fmt_name(nm, sizeof(nm), f[i].name));
+            printf(" pid %s tid %" PRIu32 " %s", D9_PID_STR(f[i].pid), f[i].tid, d9_fmt_name(nm, sizeof(nm), f[i].name));
         if (f[i].call >= 0)
             printf(" call=%s", d9_call_name((unsigned)f[i].call));
         if (f[i].window)
@@ -52,7 +53,7 @@ static void print_json(const struct d9_flag *f, size_t n)
         d9_jw_u64(&w, "threshold", f[i].threshold);
         d9_jw_str(&w, "unit", d9_flag_is_duration(f[i].kind) ? "ns" : f[i].kind == D9_FLAG_DROPS ? "events" : "inputs");
         if (f[i].name) {
-            d9_jw_u64(&w, "pid", f[i].pid);
+            d9_jw_pid(&w, f[i].pid);
             d9_jw_u64(&w, "tid", f[i].tid);
         } else {
             d9_jw_null(&w, "pid");

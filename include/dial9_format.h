@@ -215,7 +215,21 @@ enum d9_tlv {
     D9_TLV_THREADS = 8,       /* repeated: u32 tid, u8 len, name bytes */
     D9_TLV_SCHEMA = 9,        /* repeated: u8 type, u8 nfields, kinds[nfields] */
     D9_TLV_AGENT_VERSION = 10, /* bytes */
-    D9_TLV_DUMP_REASON = 11   /* bytes: why this segment was dumped, e.g. "crash: signal 11 (SIGSEGV)" */
+    D9_TLV_DUMP_REASON = 11,  /* bytes: why this segment was dumped, e.g. "crash: signal 11 (SIGSEGV)" */
+    D9_TLV_PROCESS = 12       /* which process of its pid: u64 start (clock ticks since boot,
+                               * /proc/self/stat field 22), u64 pid namespace inode (stat of
+                               * /proc/self/ns/pid), then the boot id (/proc/sys/kernel/random/
+                               * boot_id, up to 36 bytes). Absent when /proc was unreadable. Two
+                               * headers with one pid but different PROCESS values are two processes
+                               * (pid reuse, a reboot, another pid namespace); an exec keeps all three. */
+};
+#define D9_BOOT_ID_MAX 36 /* bytes of a boot id: 8-4-4-4-12 hex digits */
+
+/* A D9_TLV_PROCESS value. */
+struct d9_proc_identity {
+    uint64_t start_ticks; /* clock ticks (sysconf(_SC_CLK_TCK)) from boot to the process's start */
+    uint64_t pidns;       /* inode of the pid namespace */
+    char boot_id[D9_BOOT_ID_MAX + 1]; /* NUL-terminated */
 };
 
 #define D9_BLOCK_MAGIC 0x4b4c4239u /* "9BLK" little-endian */
