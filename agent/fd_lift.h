@@ -37,4 +37,13 @@ enum d9_fd_zone {
  * Preserves errno. Not for the hot path: up to two system calls. */
 int d9_fd_lift(int fd, enum d9_fd_zone zone);
 
+/* Grows the process's fd table to hold D9_FD_TOP's numbers, by a copy of
+ * an fd of its own on the highest (then closed). Call while the process
+ * has one thread: the kernel grows a table that several threads share only
+ * after an RCU grace period (expand_fdtable: synchronize_rcu), 13 ms on the
+ * bench VM, which the first lift of a thread's schedstat fd paid at every
+ * start once the writer thread ran. Four system calls; preserves errno; a
+ * failure only leaves the growth to the first lift. */
+void d9_fd_lift_prepare(void);
+
 #endif

@@ -11,6 +11,7 @@
 #include "crash.h"
 #include "direct.h"
 #include "dump.h"
+#include "fd_lift.h"
 #include "fdtable.h"
 #include "flight.h"
 #include "lifecycle.h"
@@ -46,6 +47,7 @@ __attribute__((constructor)) static void d9_init(void)
     if (!d9_cfg.enabled)
         goto off;
     d9_barrier_init(); /* before the writer thread: barrier.h */
+    d9_fd_lift_prepare(); /* before the writer thread too: fd_lift.h */
     if (d9_seg_begin(&d9_cfg) < 0 || d9_writer_start_held() < 0) /* it makes DIAL9_DIR while the clock calibrates */
         goto out;
     d9_clock_init(d9_cfg.clock);

@@ -248,6 +248,8 @@ if [ "$PEERS" = 1 ]; then
 fi
 bench/memory.sh
 echo
+# What a process's start and exit cost with the agent (a shell script pays it per command).
+bench/start.sh
 # Decoder events/s and peak RSS at 10M and 50M events (traces cached in build/bench/).
 bench/decoder.sh
 fi
