@@ -3,8 +3,8 @@
  * payload crcs, resync on damage; the file's pages are dropped as the scan
  * passes), then the index is sorted by first_ts. */
 #include <errno.h>
-#include <inttypes.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,7 @@ void d9s_report(struct d9_stream *s, struct sfile *f)
 static void say_later_process(const struct d9_model *m, const char *path, const struct d9_seg *seg)
 {
     const struct d9_proc *first = d9_model_proc(m, d9_pid_of(seg->pid));
-    const struct d9_proc_identity *a = first ? &first->identity : NULL, *b = &seg->identity;
+    const struct d9_proc_identity *a = first && first->has_identity ? &first->identity : NULL, *b = &seg->identity;
     /* The kernel reuses namespace inode numbers: the same pidns says little. */
     const char *why = !a                                   ? ""
                       : strcmp(a->boot_id, b->boot_id) != 0 ? " (another boot)"
