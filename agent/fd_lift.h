@@ -42,8 +42,9 @@ int d9_fd_lift(int fd, enum d9_fd_zone zone);
  * has one thread: the kernel grows a table that several threads share only
  * after an RCU grace period (expand_fdtable: synchronize_rcu), 13 ms on the
  * bench VM, which the first lift of a thread's schedstat fd paid at every
- * start once the writer thread ran. Four system calls; preserves errno; a
- * failure only leaves the growth to the first lift. */
+ * start once the writer thread ran. Five system calls (getrlimit, open,
+ * fcntl, two closes); preserves errno; a failure only leaves the growth to
+ * the first lift. */
 void d9_fd_lift_prepare(void);
 
 #endif

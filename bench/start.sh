@@ -38,15 +38,17 @@ echo "| program | off ms | on ms | added ms (range) |"
 echo "|---|---|---|---|"
 for prog in "/bin/true" "/bin/sleep 0.001"; do
     key=${prog//[^a-z0-9]/_}
+    read -ra cmd <<<"$prog"
     for ((r = 1; r <= ROUNDS; r++)); do
         if ((r % 2)); then
-            a=$(ms_a_run off $prog); b=$(ms_a_run on $prog)
+            a=$(ms_a_run off "${cmd[@]}"); b=$(ms_a_run on "${cmd[@]}")
         else
-            b=$(ms_a_run on $prog); a=$(ms_a_run off $prog)
+            b=$(ms_a_run on "${cmd[@]}"); a=$(ms_a_run off "${cmd[@]}")
         fi
         echo "$a" >>"$tmp/$key.off"; echo "$b" >>"$tmp/$key.on"
         awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f\n", b - a}' >>"$tmp/$key.added"
     done
+    # shellcheck disable=SC2016 # the backquotes are Markdown's
     printf '| `%s` | %.2f | %.2f | %.2f (%s) |\n' "$prog" "$(median <"$tmp/$key.off")" "$(median <"$tmp/$key.on")" \
         "$(median <"$tmp/$key.added")" "$(range <"$tmp/$key.added")"
 done

@@ -5,9 +5,9 @@
  * here, not by fprintf, which parses its format on every number. */
 #include "json.h"
 
-#include "pidkey.h"
-
 #include <string.h>
+
+#include "pidkey.h"
 
 /* s[0..n) to out. With glibc, a run that fits the FILE's buffer is copied
  * straight into it, under the test putc_unlocked makes for one byte (a
