@@ -7,6 +7,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static const char *last_part(const char *path)
+{
+    if (!path)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    const char *b = slash ? slash + 1 : path;
+    if (!*b || !strcmp(b, ".") || !strcmp(b, ".."))
+        return NULL;
+    return b[strspn(b, "0123456789")] ? b : NULL;
+}
+
+const char *d9_exec_name(const char *execfn, const char *exe)
+{
+    const char *b = last_part(execfn);
+    if (!b)
+        b = last_part(exe);
+    return b ? b : "unknown";
+}
+
 int d9_stat_start_ticks(const char *line, size_t n, uint64_t *out)
 {
     const char *p = NULL;

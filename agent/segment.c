@@ -7,6 +7,7 @@
 #include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,7 +41,7 @@ static ino_t base_ino, proc_ino, seg_ino;
 static int proc_known; /* proc_dev/ino read (not yet when a raw close took the new fd) */
 static char proc_path[sizeof(base_path) + D9_NAME_MAX];
 static char exe[PATH_MAX], host[65];
-static const char *exe_base = "unknown";
+static char exe_base[41] = "unknown"; /* the directory's name before .<pid> (d9_exec_name) */
 static char cmdline[D9_CMDLINE_MAX];
 static size_t cmdline_len;
 static char dump_reason[D9_SEG_REASON_MAX]; /* "": none */
@@ -346,9 +347,7 @@ static void read_process_info(void)
 {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = 0;
-    const char *slash = strrchr(exe, '/');
-    if (slash && slash[1])
-        exe_base = slash + 1;
+    snprintf(exe_base, sizeof(exe_base), "%s", d9_exec_name((const char *)getauxval(AT_EXECFN), exe));
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         ssize_t r;

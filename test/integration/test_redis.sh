@@ -29,6 +29,8 @@ d9_wait_exit "$redis" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "redis-server exited $D9_RC: $(tail -n 20 "$D9_TMP/redis.out")"
 
 dir=$(d9_sealed_dir "$trace" "$redis") || exit 1
+# Named as it was started: Debian's redis-server is a symlink to redis-check-rdb.
+[ "$dir" = "$trace/redis-server.$redis" ] || d9_fail "trace directory $dir, not $trace/redis-server.$redis"
 d9_decode_to "$D9_TMP/summary.json" summary --json "$dir"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"
 

@@ -1,6 +1,7 @@
 /* check_process_key.c - one pid, several processes: the start time parsed
- * from /proc/PID/stat, the PROCESS TLV written and read back, and the
- * decoder's process keys (pidkey.h, d9_model_add_header). */
+ * from /proc/PID/stat, the trace directory's name, the PROCESS TLV written
+ * and read back, and the decoder's process keys (pidkey.h,
+ * d9_model_add_header). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +43,21 @@ START_TEST(own_identity_read)
     ck_assert_uint_gt(id.pidns, 0);
     ck_assert_uint_eq(strlen(id.boot_id), D9_BOOT_ID_MAX);
     ck_assert_int_eq(id.boot_id[8], '-');
+}
+END_TEST
+
+START_TEST(exec_name_chosen)
+{
+    ck_assert_str_eq(d9_exec_name("/usr/bin/redis-server", "/usr/bin/redis-check-rdb"), "redis-server");
+    ck_assert_str_eq(d9_exec_name("./server.py", "/usr/bin/python3.11"), "server.py");
+    ck_assert_str_eq(d9_exec_name("node", "/usr/bin/node"), "node");
+    ck_assert_str_eq(d9_exec_name("/dev/fd/3", "/usr/bin/x"), "x"); /* fexecve */
+    ck_assert_str_eq(d9_exec_name("/bin/..", "/usr/bin/x"), "x");
+    ck_assert_str_eq(d9_exec_name("dir/", "/usr/bin/x"), "x");
+    ck_assert_str_eq(d9_exec_name(NULL, "/usr/bin/x"), "x");
+    ck_assert_str_eq(d9_exec_name("3", "/usr/bin/4"), "unknown"); /* digits only either way */
+    ck_assert_str_eq(d9_exec_name(NULL, ""), "unknown");
+    ck_assert_str_eq(d9_exec_name("/usr/bin/2to3", "/usr/bin/python3"), "2to3");
 }
 END_TEST
 
@@ -134,6 +150,7 @@ D9_SUITE(process_key)
     TCase *tc = tcase_create("process_key");
     tcase_add_test(tc, start_ticks_parsed);
     tcase_add_test(tc, own_identity_read);
+    tcase_add_test(tc, exec_name_chosen);
     tcase_add_test(tc, one_pid_several_processes);
     tcase_add_test(tc, keys_shown);
     suite_add_tcase(s, tc);
