@@ -20,7 +20,8 @@ static const char *last_part(const char *path)
 
 const char *d9_exec_name(const char *execfn, const char *exe)
 {
-    const char *b = last_part(execfn);
+    int via_proc = execfn && (!strncmp(execfn, "/proc/", 6) || !strncmp(execfn, "/dev/fd/", 8));
+    const char *b = via_proc ? NULL : last_part(execfn);
     if (!b)
         b = last_part(exe);
     return b ? b : "unknown";

@@ -52,6 +52,8 @@ START_TEST(exec_name_chosen)
     ck_assert_str_eq(d9_exec_name("./server.py", "/usr/bin/python3.11"), "server.py");
     ck_assert_str_eq(d9_exec_name("node", "/usr/bin/node"), "node");
     ck_assert_str_eq(d9_exec_name("/dev/fd/3", "/usr/bin/x"), "x"); /* fexecve */
+    ck_assert_str_eq(d9_exec_name("/proc/self/exe", "/usr/bin/x"), "x"); /* a re-exec of itself */
+    ck_assert_str_eq(d9_exec_name("/proc/self/fd/7", "/usr/bin/x"), "x");
     ck_assert_str_eq(d9_exec_name("/bin/..", "/usr/bin/x"), "x");
     ck_assert_str_eq(d9_exec_name("dir/", "/usr/bin/x"), "x");
     ck_assert_str_eq(d9_exec_name(NULL, "/usr/bin/x"), "x");
