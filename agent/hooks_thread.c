@@ -1,8 +1,8 @@
 /* hooks_thread.c - thread lifecycle: pthread_create registers the child
  * with its parent's tid before user code runs; pthread_setname_np and
- * prctl(PR_SET_NAME) record name changes; pthread_cancel turns the direct
- * eventfd write and epoll wait off for good and gets its target out of a
- * direct wait (direct.h).
+ * prctl(PR_SET_NAME) record name changes; a join parks on the thread it
+ * waits for; pthread_cancel turns the direct eventfd write and epoll wait
+ * off for good and gets its target out of a direct wait (direct.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -104,4 +104,25 @@ D9_EXPORT int pthread_cancel(pthread_t th)
     if (in_wait && ret == 0)
         d9_direct_cancelled(in_wait, th);
     return ret;
+}
+
+/* A join parks until th exits (call join, target th): without it a thread
+ * that waits for others (a main thread, a thread-per-request server's
+ * reaper) looked busy for the whole wait. The deadline of timedjoin is on
+ * CLOCK_REALTIME. */
+D9_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    D9_PARK_BODY(pthread_join, D9_CALL_JOIN, th, 0, -1, (th, ret), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
+{
+    D9_PARK_BODY(pthread_timedjoin_np, D9_CALL_JOIN, th, 0, d9_abs_tmo(CLOCK_REALTIME, abs),
+                 (th, ret, abs), D9_RES_ERRNUM, ENOSYS);
+}
+
+D9_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
+{
+    D9_PARK_BODY(pthread_clockjoin_np, D9_CALL_JOIN, th, 0, d9_abs_tmo(clk, abs), (th, ret, clk, abs),
+                 D9_RES_ERRNUM, ENOSYS);
 }

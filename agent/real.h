@@ -116,6 +116,11 @@
                             void *(*)(void *), void *), NULL)                  \
     X(int, pthread_setname_np, (pthread_t, const char *), NULL)                \
     X(int, pthread_cancel, (pthread_t), NULL)                                  \
+    X(int, pthread_join, (pthread_t, void **), NULL)                           \
+    X(int, pthread_timedjoin_np, (pthread_t, void **, const struct timespec *),\
+      NULL)                                                                    \
+    X(int, pthread_clockjoin_np, (pthread_t, void **, clockid_t,               \
+                                  const struct timespec *), NULL)              \
     X(int, prctl, (int, ...), NULL)                                            \
     X(int, setuid, (uid_t), NULL)                                              \
     X(int, seteuid, (uid_t), NULL)                                             \

@@ -63,7 +63,10 @@ enum d9_call {
     D9_CALL_MUTEX_LOCK = 35, D9_CALL_RWLOCK_RDLOCK = 36, D9_CALL_RWLOCK_WRLOCK = 37,
     /* A write to a pipe whose read end is in an epoll set (a wake; target = read end). */
     D9_CALL_PIPE_WRITE = 38,
-    D9_CALL_COUNT = 39
+    /* A park until another thread exits: pthread_join, pthread_timedjoin_np,
+     * pthread_clockjoin_np (target = the pthread_t joined). */
+    D9_CALL_JOIN = 39,
+    D9_CALL_COUNT = 40
 };
 
 /* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
@@ -87,7 +90,7 @@ enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run
      "dup2",        "dup3",        "read",            "write",                 \
      "pread",       "pwrite",      "fsync",           "fdatasync",             \
      "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
-     "rwlock_rdlock", "rwlock_wrlock", "pipe_write"}
+     "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join"}
 
 static inline const char *d9_call_name(unsigned call)
 {

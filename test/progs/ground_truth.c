@@ -18,7 +18,8 @@
  * except a condition-variable signal or broadcast while no thread waits on
  * it: that does nothing, and the agent must not record it.
  * The program calls nothing else that dial9 records as a park or wake:
- * pthread_join and mutexes use glibc's internal futex, not syscall().
+ * mutexes use glibc's internal futex, not syscall(). Every join is a park
+ * (call join), the main thread's first two with a WAIT_NS deadline.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -267,6 +268,7 @@ static void sem_a(void)
         sem_wait_any(&s_ba, r);
     }
     pthread_join(b->handle, NULL);
+    PARKED(D9_CALL_JOIN);
 }
 
 /* ---- A sleeper, named through prctl ------------------------------------ */
@@ -361,6 +363,7 @@ int main(int argc, char **argv)
         die("sem_init");
     if (burst_n > 0) {
         pthread_join(spawn("gt-burst", 0, burster)->handle, NULL);
+        PARKED(D9_CALL_JOIN);
     } else {
         epfd = epoll_create1(EPOLL_CLOEXEC);
         evfd = eventfd(0, EFD_CLOEXEC);
@@ -374,8 +377,18 @@ int main(int argc, char **argv)
             spawn("gt-cond-a", 0, cond_a), spawn("gt-cond-b", 0, cond_b),
             spawn("gt-sem-a", 0, sem_a),   spawn("gt-sleeper", 1, sleeper),
         };
-        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        struct timespec abs = deadline(CLOCK_REALTIME);
+        if (pthread_timedjoin_np(ts[0]->handle, NULL, &abs))
+            die("pthread_timedjoin_np");
+        PARKED_TIMED(D9_CALL_JOIN);
+        abs = deadline(CLOCK_MONOTONIC);
+        if (pthread_clockjoin_np(ts[1]->handle, NULL, CLOCK_MONOTONIC, &abs))
+            die("pthread_clockjoin_np");
+        PARKED_TIMED(D9_CALL_JOIN);
+        for (size_t i = 2; i < sizeof ts / sizeof ts[0]; i++) {
             pthread_join(ts[i]->handle, NULL);
+            PARKED(D9_CALL_JOIN);
+        }
     }
     report(main_t);
     return 0;

@@ -110,6 +110,7 @@ static void join(struct th *t)
 {
     if (pthread_join(t->handle, NULL))
         die("pthread_join");
+    PARKED(D9_CALL_JOIN);
 }
 
 static struct timespec deadline(clockid_t clk)
