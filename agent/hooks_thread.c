@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "core.h"
 #include "direct.h"
 #include "real.h"
 
@@ -106,23 +107,23 @@ D9_EXPORT int pthread_cancel(pthread_t th)
     return ret;
 }
 
-/* A join parks until th exits (call join, target th): without it a thread
- * that waits for others (a main thread, a thread-per-request server's
- * reaper) looked busy for the whole wait. The deadline of timedjoin is on
- * CLOCK_REALTIME. */
+/* A join parks until th exits (call join, target the tid of th, 0 when it
+ * is not a live recorded thread): without it a thread that waits for
+ * others (a main thread, a thread-per-request server's reaper) looked busy
+ * for the whole wait. The deadline of timedjoin is on CLOCK_REALTIME. */
 D9_EXPORT int pthread_join(pthread_t th, void **ret)
 {
-    D9_PARK_BODY(pthread_join, D9_CALL_JOIN, th, 0, -1, (th, ret), D9_RES_ERRNUM, ENOSYS);
+    D9_PARK_BODY(pthread_join, D9_CALL_JOIN, d9_tid_of(th), 0, -1, (th, ret), D9_RES_ERRNUM, ENOSYS);
 }
 
 D9_EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
 {
-    D9_PARK_BODY(pthread_timedjoin_np, D9_CALL_JOIN, th, 0, d9_abs_tmo(CLOCK_REALTIME, abs),
+    D9_PARK_BODY(pthread_timedjoin_np, D9_CALL_JOIN, d9_tid_of(th), 0, d9_abs_tmo(CLOCK_REALTIME, abs),
                  (th, ret, abs), D9_RES_ERRNUM, ENOSYS);
 }
 
 D9_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
 {
-    D9_PARK_BODY(pthread_clockjoin_np, D9_CALL_JOIN, th, 0, d9_abs_tmo(clk, abs), (th, ret, clk, abs),
-                 D9_RES_ERRNUM, ENOSYS);
+    D9_PARK_BODY(pthread_clockjoin_np, D9_CALL_JOIN, d9_tid_of(th), 0, d9_abs_tmo(clk, abs),
+                 (th, ret, clk, abs), D9_RES_ERRNUM, ENOSYS);
 }

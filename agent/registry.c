@@ -50,6 +50,24 @@ uint64_t d9_registry_unrecorded(void) { return atomic_load(&unrecorded); }
 uint32_t d9_slot_limit(void) { return atomic_load_explicit(&limit, memory_order_acquire); }
 struct d9_slot *d9_slot_at(uint32_t i) { return &slots[i]; }
 
+/* Atomic loads of owner and tid: the writer may reset a slot, and another
+ * thread claim it, while this scans (at worst a slot that changed hands in
+ * between names the wrong thread). */
+uint32_t d9_tid_of(pthread_t th)
+{
+    uint32_t n = d9_slot_limit();
+    for (uint32_t i = 0; i < n; i++) {
+        struct d9_slot *s = &slots[i];
+        if (atomic_load_explicit(&s->state, memory_order_acquire) == D9_SLOT_LIVE &&
+            pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th)) {
+            uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+            if (tid)
+                return tid;
+        }
+    }
+    return 0;
+}
+
 int d9_read_task(uint32_t tid, const char *file, char *buf, size_t size)
 {
     char path[64];
@@ -96,8 +114,8 @@ static struct d9_slot *claim(uint32_t tid)
             s->ring.mask = ring_events - 1;
         }
         atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
-        s->tid = tid;
-        s->owner = pthread_self();
+        __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED); /* atomic: d9_tid_of reads them */
+        __atomic_store_n(&s->owner, pthread_self(), __ATOMIC_RELAXED);
         s->tls = &d9_tls;
         s->name[0] = 0;
         uint32_t l = atomic_load(&limit);
@@ -188,7 +206,7 @@ static void reset(struct d9_slot *s)
     s->drop_reported = 0;
     s->last_ns = 0;
     s->name[0] = 0;
-    s->tid = 0;
+    __atomic_store_n(&s->tid, 0, __ATOMIC_RELAXED);
     /* A close its owner never ended (a handler left it by pthread_exit, or
      * the owner is a fork child's ghost) is over: its thread is gone. */
     __atomic_store_n(&s->closes_ended, __atomic_load_n(&s->closes_begun, __ATOMIC_RELAXED), __ATOMIC_RELAXED);

@@ -57,7 +57,7 @@ static int address_call(uint64_t call)
     switch (call) {
     case D9_CALL_FUTEX: case D9_CALL_COND_WAIT: case D9_CALL_SEM_WAIT: case D9_CALL_COND_SIGNAL:
     case D9_CALL_COND_BROADCAST: case D9_CALL_SEM_POST: case D9_CALL_MUTEX_LOCK: case D9_CALL_RWLOCK_RDLOCK:
-    case D9_CALL_RWLOCK_WRLOCK: case D9_CALL_JOIN:
+    case D9_CALL_RWLOCK_WRLOCK:
         return 1;
     default:
         return 0;

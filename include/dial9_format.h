@@ -64,7 +64,7 @@ enum d9_call {
     /* A write to a pipe whose read end is in an epoll set (a wake; target = read end). */
     D9_CALL_PIPE_WRITE = 38,
     /* A park until another thread exits: pthread_join, pthread_timedjoin_np,
-     * pthread_clockjoin_np (target = the pthread_t joined). */
+     * pthread_clockjoin_np (target = the joined thread's tid; 0: unknown). */
     D9_CALL_JOIN = 39,
     D9_CALL_COUNT = 40
 };

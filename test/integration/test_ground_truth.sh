@@ -60,6 +60,15 @@ for t in truth["threads"]:
     expect(label + " unparks by call", dict(unparks), t["parks"])
     expect(label + " wakes by call", dict(wakes), t["wakes"])
     expect(label + " zero-timeout polls", nowait, t["nowait"])
+    # A join parks on the tid of the thread joined, or on 0 when that thread had
+    # exited already; one the program joined while it surely ran has its tid.
+    targets = [e["target"] for e in ev if e["type"] == "park" and e["call"] == "join"]
+    if len(targets) != len(t["joined"]) or any(
+            g != w and (g != 0 or w in t["joined_live"]) for g, w in zip(targets, t["joined"])):
+        errors.append("%s join targets: got %r, want %r (0 allowed but for %r)"
+                      % (label, targets, t["joined"], t["joined_live"]))
+    if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
+        errors.append("%s: no join parked on a thread it joined while it ran" % label)
     # Deadlines reach the trace as timeouts relative to the park (the writer
     # converts them, agent/clock.h): up to 100 ms under wait_ns (the program
     # read its clock before the call), at most 1 ms over (the TSC line).

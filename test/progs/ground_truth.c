@@ -19,12 +19,16 @@
  * it: that does nothing, and the agent must not record it.
  * The program calls nothing else that dial9 records as a park or wake:
  * mutexes use glibc's internal futex, not syscall(). Every join is a park
- * (call join), the main thread's first two with a WAIT_NS deadline.
+ * (call join), the main thread's first two with a WAIT_NS deadline;
+ * "joined" lists the tids each thread joined, in order, and "joined_live"
+ * those it joined while they surely ran (gt-joinee: started, and asleep
+ * for JOINEE_NS), whose tid the park's target must be.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -44,6 +48,7 @@
 #define ROUNDS 200
 #define MAX_THREADS 16
 #define WAIT_NS 5000000000LL /* generous: a wait should end by a wake, not this */
+#define JOINEE_NS 200000000L /* gt-joinee's life once started: the main thread joins it well inside */
 
 struct gt_thread {
     const char *name; /* set from inside the thread */
@@ -53,6 +58,8 @@ struct gt_thread {
     pthread_t handle;
     unsigned parks[D9_CALL_COUNT], wakes[D9_CALL_COUNT], nowait;
     unsigned timed[D9_CALL_COUNT]; /* parks of those with a WAIT_NS timeout */
+    pid_t joined[MAX_THREADS], joined_live[MAX_THREADS];
+    int njoined, njoined_live;
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -83,7 +90,7 @@ static struct timespec deadline(clockid_t clk)
 static void *trampoline(void *arg)
 {
     me = arg;
-    me->tid = gettid();
+    __atomic_store_n(&me->tid, gettid(), __ATOMIC_RELEASE);
     if (me->via_prctl)
         prctl(PR_SET_NAME, me->name, 0, 0, 0);
     else
@@ -105,6 +112,18 @@ static struct gt_thread *spawn(const char *name, int via_prctl, void (*body)(voi
     if (pthread_create(&t->handle, NULL, trampoline, t))
         die("pthread_create");
     return t;
+}
+
+/* The calling thread joined t (rc: the join's result): a park on t. */
+static void joined(struct gt_thread *t, int rc, int timed)
+{
+    if (rc)
+        die("join");
+    if (timed)
+        PARKED_TIMED(D9_CALL_JOIN);
+    else
+        PARKED(D9_CALL_JOIN);
+    me->joined[me->njoined++] = t->tid;
 }
 
 /* ---- Pair 1: eventfd in an epoll set one way, futex the other way ------ */
@@ -267,8 +286,7 @@ static void sem_a(void)
         WOKE(D9_CALL_SEM_POST);
         sem_wait_any(&s_ba, r);
     }
-    pthread_join(b->handle, NULL);
-    PARKED(D9_CALL_JOIN);
+    joined(b, pthread_join(b->handle, NULL), 0);
 }
 
 /* ---- A sleeper, named through prctl ------------------------------------ */
@@ -308,6 +326,22 @@ static void burster(void)
     PARKED(D9_CALL_NANOSLEEP);
 }
 
+/* Lives JOINEE_NS once started: the main thread's join of it parks. */
+static void joinee(void)
+{
+    struct timespec d = {0, JOINEE_NS};
+    nanosleep(&d, NULL);
+    PARKED(D9_CALL_NANOSLEEP);
+}
+
+static void print_tids(const char *key, const pid_t *tids, int n)
+{
+    printf(",\"%s\":[", key);
+    for (int i = 0; i < n; i++)
+        printf("%s%d", i ? "," : "", (int)tids[i]);
+    printf("]");
+}
+
 /* ---- Report ------------------------------------------------------------ */
 
 static void report(struct gt_thread *main_t)
@@ -324,7 +358,10 @@ static void report(struct gt_thread *main_t)
         print_counts("wakes", t->wakes);
         printf(",");
         print_counts("timed", t->timed);
-        printf(",\"nowait\":%u}", t->nowait);
+        printf(",\"nowait\":%u", t->nowait);
+        print_tids("joined", t->joined, t->njoined);
+        print_tids("joined_live", t->joined_live, t->njoined_live);
+        printf("}");
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];
             total.wakes[k] += t->wakes[k];
@@ -362,8 +399,8 @@ int main(int argc, char **argv)
     if (sem_init(&s_ab, 0, 0) || sem_init(&s_ba, 0, 0))
         die("sem_init");
     if (burst_n > 0) {
-        pthread_join(spawn("gt-burst", 0, burster)->handle, NULL);
-        PARKED(D9_CALL_JOIN);
+        struct gt_thread *b = spawn("gt-burst", 0, burster);
+        joined(b, pthread_join(b->handle, NULL), 0);
     } else {
         epfd = epoll_create1(EPOLL_CLOEXEC);
         evfd = eventfd(0, EFD_CLOEXEC);
@@ -377,18 +414,17 @@ int main(int argc, char **argv)
             spawn("gt-cond-a", 0, cond_a), spawn("gt-cond-b", 0, cond_b),
             spawn("gt-sem-a", 0, sem_a),   spawn("gt-sleeper", 1, sleeper),
         };
+        struct gt_thread *j = spawn("gt-joinee", 0, joinee);
+        while (!__atomic_load_n(&j->tid, __ATOMIC_ACQUIRE)) /* started: the agent knows it */
+            sched_yield();
+        joined(j, pthread_join(j->handle, NULL), 0);
+        me->joined_live[me->njoined_live++] = j->tid;
         struct timespec abs = deadline(CLOCK_REALTIME);
-        if (pthread_timedjoin_np(ts[0]->handle, NULL, &abs))
-            die("pthread_timedjoin_np");
-        PARKED_TIMED(D9_CALL_JOIN);
+        joined(ts[0], pthread_timedjoin_np(ts[0]->handle, NULL, &abs), 1);
         abs = deadline(CLOCK_MONOTONIC);
-        if (pthread_clockjoin_np(ts[1]->handle, NULL, CLOCK_MONOTONIC, &abs))
-            die("pthread_clockjoin_np");
-        PARKED_TIMED(D9_CALL_JOIN);
-        for (size_t i = 2; i < sizeof ts / sizeof ts[0]; i++) {
-            pthread_join(ts[i]->handle, NULL);
-            PARKED(D9_CALL_JOIN);
-        }
+        joined(ts[1], pthread_clockjoin_np(ts[1]->handle, NULL, CLOCK_MONOTONIC, &abs), 1);
+        for (size_t i = 2; i < sizeof ts / sizeof ts[0]; i++)
+            joined(ts[i], pthread_join(ts[i]->handle, NULL), 0);
     }
     report(main_t);
     return 0;
