@@ -122,6 +122,12 @@
     X(int, pthread_clockjoin_np, (pthread_t, void **, clockid_t,               \
                                   const struct timespec *), NULL)              \
     X(int, prctl, (int, ...), NULL)                                            \
+    X(int, pause, (void), NULL)                                                \
+    X(int, sigsuspend, (const sigset_t *), NULL)                               \
+    X(int, sigwait, (const sigset_t *, int *), NULL)                           \
+    X(int, sigwaitinfo, (const sigset_t *, siginfo_t *), NULL)                 \
+    X(int, sigtimedwait, (const sigset_t *, siginfo_t *,                       \
+                          const struct timespec *), NULL)                      \
     X(int, setuid, (uid_t), NULL)                                              \
     X(int, seteuid, (uid_t), NULL)                                             \
     X(int, setreuid, (uid_t, uid_t), NULL)                                     \

@@ -66,7 +66,10 @@ enum d9_call {
     /* A park until another thread exits: pthread_join, pthread_timedjoin_np,
      * pthread_clockjoin_np (target = the joined thread's tid; 0: unknown). */
     D9_CALL_JOIN = 39,
-    D9_CALL_COUNT = 40
+    /* A park until a signal comes: pause, sigsuspend, sigwait, sigwaitinfo,
+     * sigtimedwait (target 0). */
+    D9_CALL_SIGNAL_WAIT = 40,
+    D9_CALL_COUNT = 41
 };
 
 /* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
@@ -90,7 +93,8 @@ enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run
      "dup2",        "dup3",        "read",            "write",                 \
      "pread",       "pwrite",      "fsync",           "fdatasync",             \
      "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
-     "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join"}
+     "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join",   \
+     "signal_wait"}
 
 static inline const char *d9_call_name(unsigned call)
 {

@@ -56,14 +56,13 @@ kill -QUIT "$master"
 d9_wait_exit "$master" 60
 [ "$D9_RC" -eq 0 ] || d9_fail "nginx exited $D9_RC after SIGQUIT: $(tail -n 20 "$D9_TMP/error.log")"
 
-# The master records nothing (it waits in sigsuspend, which is no park) and
-# the agent makes a directory only for a first segment: the master may have
-# none. Every worker must have one, and nothing else may.
+# The master waits for signals in sigsuspend, a park: it has a trace
+# directory too. Every worker must have one, and nothing else may.
 for d in "$trace"/*; do
     p=${d##*.}
     case " $master $workers " in *" $p "*) ;; *) d9_fail "unexpected trace directory $d" ;; esac
 done
-[ -d "$trace/nginx.$master" ] && d9_log "the master has a trace directory too"
+[ -d "$trace/nginx.$master" ] || d9_fail "the master has no trace directory"
 for p in $workers; do
     dir=$(d9_proc_dir "$trace" "$p") || exit 1
     [ "$(stat -c %u "$dir")" = "$want_uid" ] || d9_fail "$dir belongs to uid $(stat -c %u "$dir"), want $want_uid"
@@ -89,6 +88,9 @@ for p in workers:
     if p not in pids:
         errors.append("pid %d is not in the summary (have %r)" % (p, sorted(pids)))
 check_dropped(summary)
+master = int(sys.argv[5])
+if parks(s_of.get(master), "signal_wait") <= 0:
+    errors.append("the master never parked in a signal wait: %r" % (s_of.get(master) or {}).get("parks_by_call"))
 for w in workers:
     m = s_of.get(w)
     if parks(m, *EPOLL) <= 0:
@@ -118,5 +120,5 @@ for w in workers:
     if edges is not None and not any(woke(edges, t, "eventfd_write", [w]) for t in pool):
         errors.append("worker %d: no eventfd_write wake of a pool thread matched to it" % w)
 print("wakee matching: %s" % ("checked" if edges is not None else "not in the decoder yet; wakes_received checked"))
-' "$workers" "$D9_TMP/threads" "$D9_TMP/summary.json" "$D9_TMP/events.jsonl"
+' "$workers" "$D9_TMP/threads" "$D9_TMP/summary.json" "$D9_TMP/events.jsonl" "$master"
 echo "ok"

@@ -4,6 +4,8 @@
  *   ground_truth            pairs of threads ping-pong through epoll+eventfd
  *                           or pipe,
  *                           futex, condvar and semaphore, plus a sleeper
+ *                           and a thread that waits for the main thread's
+ *                           signals
  *   ground_truth --burst N  one thread posts a semaphore N times in a tight
  *                           loop (to overflow a tiny agent buffer)
  *
@@ -30,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -326,6 +329,65 @@ static void burster(void)
     PARKED(D9_CALL_NANOSLEEP);
 }
 
+/* ---- Signal waits: gt-signals takes the main thread's signals --------- */
+
+static _Atomic int sig_ready, pause_done;
+static void on_usr1(int sig) { (void)sig; }
+
+/* SIGRTMIN + 2 (queued: three sent, three taken) through sigwait,
+ * sigtimedwait (WAIT_NS) and sigwaitinfo, then a zero-timeout sigtimedwait
+ * (a poll); SIGUSR1 through sigsuspend, then pause (the main thread sends
+ * it until pause returns). */
+static void signal_waiter(void)
+{
+    sigset_t rt, usr1, open;
+    sigemptyset(&rt);
+    sigaddset(&rt, SIGRTMIN + 2);
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &rt, NULL);
+    pthread_sigmask(SIG_BLOCK, &usr1, &open);
+    atomic_store(&sig_ready, 1);
+    int sig;
+    if (sigwait(&rt, &sig))
+        die("sigwait");
+    PARKED(D9_CALL_SIGNAL_WAIT);
+    struct timespec wait = {WAIT_NS / 1000000000LL, 0}, zero = {0, 0};
+    if (sigtimedwait(&rt, NULL, &wait) < 0)
+        die("sigtimedwait");
+    PARKED_TIMED(D9_CALL_SIGNAL_WAIT);
+    if (sigwaitinfo(&rt, NULL) < 0)
+        die("sigwaitinfo");
+    PARKED(D9_CALL_SIGNAL_WAIT);
+    if (sigtimedwait(&rt, NULL, &zero) >= 0 || errno != EAGAIN)
+        die("sigtimedwait with nothing pending");
+    me->nowait++;
+    sigdelset(&open, SIGUSR1);
+    sigsuspend(&open); /* the SIGUSR1 sent at the start is pending: it returns at once */
+    PARKED(D9_CALL_SIGNAL_WAIT);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, NULL); /* one that came since runs its handler here */
+    pause();
+    PARKED(D9_CALL_SIGNAL_WAIT);
+    atomic_store(&pause_done, 1);
+}
+
+/* The main thread's side: the signals above, then SIGUSR1 every ms until
+ * gt-signals is past its pause. */
+static void send_signals(struct gt_thread *t)
+{
+    while (!atomic_load(&sig_ready))
+        sched_yield();
+    for (int i = 0; i < 3; i++)
+        pthread_kill(t->handle, SIGRTMIN + 2);
+    pthread_kill(t->handle, SIGUSR1);
+    while (!atomic_load(&pause_done)) {
+        struct timespec d = {0, 1000000};
+        nanosleep(&d, NULL);
+        PARKED(D9_CALL_NANOSLEEP);
+        pthread_kill(t->handle, SIGUSR1);
+    }
+}
+
 /* Lives JOINEE_NS once started: the main thread's join of it parks. */
 static void joinee(void)
 {
@@ -414,6 +476,13 @@ int main(int argc, char **argv)
             spawn("gt-cond-a", 0, cond_a), spawn("gt-cond-b", 0, cond_b),
             spawn("gt-sem-a", 0, sem_a),   spawn("gt-sleeper", 1, sleeper),
         };
+        struct sigaction sa = {.sa_handler = on_usr1};
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGUSR1, &sa, NULL))
+            die("sigaction");
+        struct gt_thread *sw = spawn("gt-signals", 0, signal_waiter);
+        send_signals(sw);
+        joined(sw, pthread_join(sw->handle, NULL), 0);
         struct gt_thread *j = spawn("gt-joinee", 0, joinee);
         while (!__atomic_load_n(&j->tid, __ATOMIC_ACQUIRE)) /* started: the agent knows it */
             sched_yield();
