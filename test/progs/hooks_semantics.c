@@ -1012,8 +1012,15 @@ static void test_threads(void)
     memset(name, 0, sizeof name);
     CHECK_RET(pthread_getname_np(th, name, sizeof name), 0);
     CHECK(strcmp(name, "hs-other") == 0);
+    /* Joins: a deadline that passes, one already past, a self-join. (glibc
+     * 2.36 spins on a deadline whose tv_nsec is out of range: not made.) */
+    struct timespec soon = abs_in(CLOCK_REALTIME, 20), past = abs_in(CLOCK_MONOTONIC, -1000);
+    CHECK_RET(pthread_timedjoin_np(th, NULL, &soon), ETIMEDOUT);
+    CHECK_RET(pthread_clockjoin_np(th, NULL, CLOCK_MONOTONIC, &past), ETIMEDOUT);
+    CHECK_RET(pthread_join(pthread_self(), NULL), EDEADLK);
     sem_post(&s);
-    pthread_join(th, NULL);
+    soon = abs_in(CLOCK_REALTIME, 5000);
+    CHECK_RET(pthread_timedjoin_np(th, NULL, &soon), 0);
     sem_destroy(&s);
 
     void *res = NULL;
@@ -1029,6 +1036,49 @@ static void test_threads(void)
     CHECK_RET(pthread_create(&th, &a, child, &tag), 0);
     pthread_attr_destroy(&a);
     nanosleep(&(struct timespec){0, 10000000}, NULL);
+}
+
+/* ---- waits for a signal ------------------------------------------------ */
+
+static void test_signal_waits(void)
+{
+    int rt = SIGRTMIN + 3, sig = 0;
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, rt);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    struct timespec zero = {0, 0}, bad_ns = {0, 2000000000}, ms20 = {0, 20000000}, s5 = {5, 0};
+    CHECK_ERR(sigtimedwait(&set, NULL, &zero), EAGAIN);
+    CHECK_ERR(sigtimedwait(&set, NULL, &bad_ns), EINVAL);
+    CHECK_ERR(sigtimedwait(&set, NULL, &ms20), EAGAIN);
+    CHECK_ERR(sigtimedwait(&set, NULL, (struct timespec *)bad_ptr), EFAULT);
+    pthread_kill(pthread_self(), rt);
+    CHECK_RET(sigtimedwait(&set, NULL, &s5), rt);
+    pthread_kill(pthread_self(), rt);
+    CHECK(sigwait(&set, &sig) == 0 && sig == rt);
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    pthread_kill(pthread_self(), rt);
+    CHECK(sigwaitinfo(&set, &info) == rt && info.si_signo == rt);
+
+    /* EINTR: SIGUSR1's handler runs inside the wait. */
+    struct kicker k;
+    interrupt_after(&k, 20);
+    CHECK_ERR(sigtimedwait(&set, NULL, &s5), EINTR);
+    interrupt_done(&k);
+    CHECK(got_signal == SIGUSR1);
+    sigset_t open;
+    pthread_sigmask(SIG_BLOCK, NULL, &open);
+    sigdelset(&open, SIGUSR1);
+    interrupt_after(&k, 20);
+    CHECK_ERR(sigsuspend(&open), EINTR);
+    interrupt_done(&k);
+    CHECK(got_signal == SIGUSR1);
+    interrupt_after(&k, 20);
+    CHECK_ERR(pause(), EINTR);
+    interrupt_done(&k);
+    CHECK(got_signal == SIGUSR1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* ---- cancellation (last: the first pthread_cancel changes the agent's
@@ -1215,6 +1265,7 @@ int main(void)
     test_pipe_epoll();
     test_locks();
     test_threads();
+    test_signal_waits();
     test_cancel();
     test_signal_setters();
 
