@@ -18,10 +18,12 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <netdb.h>
 #include <time.h>
 
@@ -123,6 +125,10 @@
                                   const struct timespec *), NULL)              \
     X(int, prctl, (int, ...), NULL)                                            \
     X(int, pause, (void), NULL)                                                \
+    X(pid_t, wait, (int *), NULL)                                              \
+    X(pid_t, waitpid, (pid_t, int *, int), NULL)                               \
+    X(pid_t, wait4, (pid_t, int *, int, struct rusage *), NULL)                \
+    X(int, waitid, (idtype_t, id_t, siginfo_t *, int), NULL)                   \
     X(int, sigsuspend, (const sigset_t *), NULL)                               \
     X(int, sigwait, (const sigset_t *, int *), NULL)                           \
     X(int, sigwaitinfo, (const sigset_t *, siginfo_t *), NULL)                 \

@@ -69,7 +69,10 @@ enum d9_call {
     /* A park until a signal comes: pause, sigsuspend, sigwait, sigwaitinfo,
      * sigtimedwait (target 0). */
     D9_CALL_SIGNAL_WAIT = 40,
-    D9_CALL_COUNT = 41
+    /* A park until a child process changes state: wait, waitpid, wait4,
+     * waitid (target = the pid waited for; 0: any child, or a group). */
+    D9_CALL_CHILD_WAIT = 41,
+    D9_CALL_COUNT = 42
 };
 
 /* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
@@ -94,7 +97,7 @@ enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run
      "pread",       "pwrite",      "fsync",           "fdatasync",             \
      "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
      "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join",   \
-     "signal_wait"}
+     "signal_wait", "child_wait"}
 
 static inline const char *d9_call_name(unsigned call)
 {

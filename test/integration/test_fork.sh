@@ -32,8 +32,9 @@ d9_py '
 out = open(sys.argv[1]).read()
 tids = {}
 for who in ("parent", "child"):
-    m = re.search(r"^%s pid=(\d+) sem_waits=(\d+) nanosleeps=(\d+) threads=(\d+)" % who, out, re.M)
-    pid, sem_waits, nanosleeps, threads = map(int, m.groups())
+    m = re.search(r"^%s pid=(\d+) sem_waits=(\d+) nanosleeps=(\d+) threads=(\d+) joins=(\d+)( child_waits=1)?" % who,
+                  out, re.M)
+    pid, sem_waits, nanosleeps, threads, joins = map(int, m.groups()[:5])
     ev = jsonl("%s/%s.jsonl" % (sys.argv[2], who))
     pids = {e["pid"] for e in ev}
     if pids != {pid}:
@@ -43,6 +44,13 @@ for who in ("parent", "child"):
         errors.append("%s: %d sem_wait parks recorded, %d done" % (who, parks("sem_wait"), sem_waits))
     if parks("nanosleep") != nanosleeps:
         errors.append("%s: %d nanosleep parks recorded, %d done" % (who, parks("nanosleep"), nanosleeps))
+    if parks("join") != joins:
+        errors.append("%s: %d join parks recorded, %d done" % (who, parks("join"), joins))
+    # The parent waited for the child by its pid.
+    waits = [e["target"] for e in ev if e["type"] == "park" and e["call"] == "child_wait"]
+    want = [int(re.search(r"^child pid=(\d+)", out, re.M).group(1))] if m.group(6) else []
+    if waits != want:
+        errors.append("%s: child_wait parks on %r, want %r" % (who, waits, want))
     created = [e for e in ev if e["type"] == "thread_start" and e.get("parent")]
     if len(created) != threads or any(e["parent"] != pid for e in created):
         errors.append("%s: created threads %r, want %d with parent %d"

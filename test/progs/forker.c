@@ -1,12 +1,13 @@
 /* forker.c - threads that park, in a process that forks a child that does the
  * same; both exit normally. Each process prints what it did:
- *   child pid=C sem_waits=N nanosleeps=N threads=N
- *   parent pid=P sem_waits=N nanosleeps=N threads=N child_status=S
+ *   child pid=C sem_waits=N nanosleeps=N threads=N joins=N
+ *   parent pid=P sem_waits=N nanosleeps=N threads=N joins=N child_waits=N child_status=S
  *
  *   forker                   the above (the parent works before and after fork)
  *   forker --no-fork [--exit N]
  *                            works once, prints "sem_waits=N nanosleeps=N
- *                            threads=N" (no pid: the same output every run)
+ *                            threads=N joins=N" (no pid: the same output
+ *                            every run)
  *                            and exits with status N
  */
 #include <pthread.h>
@@ -21,7 +22,7 @@
 #define ROUNDS 50
 
 static sem_t ping, pong;
-static unsigned long sem_waits, nanosleeps, threads; /* main thread's tally */
+static unsigned long sem_waits, nanosleeps, threads, joins; /* main thread's tally */
 
 static void *pinger(void *arg)
 {
@@ -60,6 +61,7 @@ static void work(void)
     sem_destroy(&pong);
     sem_waits += 2 * ROUNDS;
     threads += 2;
+    joins += 2;
 }
 
 int main(int argc, char **argv)
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--no-fork") == 0) {
         int status = argc > 3 && strcmp(argv[2], "--exit") == 0 ? atoi(argv[3]) : 0;
         work();
-        printf("sem_waits=%lu nanosleeps=%lu threads=%lu\n", sem_waits, nanosleeps, threads);
+        printf("sem_waits=%lu nanosleeps=%lu threads=%lu joins=%lu\n", sem_waits, nanosleeps, threads, joins);
         return status;
     }
     work(); /* the parent has recorded events (an open segment) at fork time */
@@ -78,10 +80,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (child == 0) {
-        sem_waits = nanosleeps = threads = 0;
+        sem_waits = nanosleeps = threads = joins = 0;
         work();
-        printf("child pid=%d sem_waits=%lu nanosleeps=%lu threads=%lu\n", (int)getpid(),
-               sem_waits, nanosleeps, threads);
+        printf("child pid=%d sem_waits=%lu nanosleeps=%lu threads=%lu joins=%lu\n", (int)getpid(),
+               sem_waits, nanosleeps, threads, joins);
         exit(0); /* a normal exit: atexit handlers and destructors run */
     }
     work();
@@ -90,7 +92,7 @@ int main(int argc, char **argv)
         perror("forker: waitpid");
         return 1;
     }
-    printf("parent pid=%d sem_waits=%lu nanosleeps=%lu threads=%lu child_status=%d\n",
-           (int)getpid(), sem_waits, nanosleeps, threads, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    printf("parent pid=%d sem_waits=%lu nanosleeps=%lu threads=%lu joins=%lu child_waits=1 child_status=%d\n",
+           (int)getpid(), sem_waits, nanosleeps, threads, joins, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return 0;
 }

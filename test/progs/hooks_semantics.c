@@ -1081,6 +1081,58 @@ static void test_signal_waits(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- waits for a child ------------------------------------------------- */
+
+/* A child that waits for its parent to close the pipe, then exits 7. */
+static pid_t child_until_closed(int *wr)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        close(p[1]);
+        while (read(p[0], &c, 1) > 0)
+            ;
+        _exit(7);
+    }
+    close(p[0]);
+    *wr = p[1];
+    return pid;
+}
+
+static void test_child_waits(void)
+{
+    int st = 0, wr;
+    CHECK_ERR(waitpid(-1, &st, WNOHANG), ECHILD);
+    CHECK_ERR(wait(&st), ECHILD);
+    CHECK_ERR(waitpid(-1, &st, 0x100000), EINVAL); /* no such option */
+    pid_t pid = child_until_closed(&wr);
+    CHECK(pid > 0);
+    if (pid <= 0)
+        return;
+    CHECK_RET(waitpid(pid, &st, WNOHANG), 0);
+    struct kicker k;
+    interrupt_after(&k, 20);
+    CHECK_ERR(waitpid(pid, &st, 0), EINTR);
+    interrupt_done(&k);
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    CHECK_RET(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG), 0);
+    CHECK(info.si_pid == 0);
+    close(wr);
+    CHECK_RET(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+    CHECK(info.si_pid == pid && info.si_status == 7);
+    struct rusage ru;
+    CHECK_RET(wait4(pid, &st, 0, &ru), pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+    pid = child_until_closed(&wr);
+    close(wr);
+    CHECK_RET(wait(&st), pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+}
+
 /* ---- cancellation (last: the first pthread_cancel changes the agent's
  * eventfd write for good, direct.h) --------------------------------------- */
 
@@ -1266,6 +1318,7 @@ int main(void)
     test_locks();
     test_threads();
     test_signal_waits();
+    test_child_waits();
     test_cancel();
     test_signal_setters();
 
