@@ -23,8 +23,8 @@
  * mutexes use glibc's internal futex, not syscall(). Every join is a park
  * (call join), the main thread's first two with a WAIT_NS deadline;
  * "joined" lists the tids each thread joined, in order, and "joined_live"
- * those it joined while they surely ran (gt-joinee: started, and asleep
- * for JOINEE_NS), whose tid the park's target must be.
+ * those it joined while they surely ran (gt-joinee, which exits once the
+ * main thread waits for it), whose tid the park's target must be.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +51,6 @@
 #define ROUNDS 200
 #define MAX_THREADS 16
 #define WAIT_NS 5000000000LL /* generous: a wait should end by a wake, not this */
-#define JOINEE_NS 200000000L /* gt-joinee's life once started: the main thread joins it well inside */
 
 struct gt_thread {
     const char *name; /* set from inside the thread */
@@ -388,12 +387,27 @@ static void send_signals(struct gt_thread *t)
     }
 }
 
-/* Lives JOINEE_NS once started: the main thread's join of it parks. */
+static pid_t main_tid;
+
+/* Exits once the main thread waits in its join of it: /proc shows that
+ * thread in the futex system call (202). Gives up after 5 s (the join's
+ * target may then be 0, and the test says so). */
 static void joinee(void)
 {
-    struct timespec d = {0, JOINEE_NS};
-    nanosleep(&d, NULL);
-    PARKED(D9_CALL_NANOSLEEP);
+    char path[64], buf[32];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)main_tid);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n > 0 && (buf[n] = 0, !strncmp(buf, "202 ", 4)))
+            return;
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < 5);
 }
 
 static void print_tids(const char *key, const pid_t *tids, int n)
@@ -442,6 +456,7 @@ int main(int argc, char **argv)
     static char comm[16];
     struct gt_thread *main_t = &threads[atomic_fetch_add(&nthreads, 1)];
     me = main_t;
+    main_tid = gettid();
     prctl(PR_GET_NAME, comm, 0, 0, 0);
     main_t->name = comm;
     main_t->tid = gettid();

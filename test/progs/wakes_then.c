@@ -2,11 +2,13 @@
  * flushes stdout, then ends one of three ways:
  *   wakes_then N sleep SECONDS  nanosleep (one park), then return from main
  *                               (test_flush kills it during the sleep)
- *   wakes_then N exit WAIT_MS   waits WAIT_MS in sigtimedwait (not
- *                               interposed: no event), then _exit(0), which
- *                               skips the agent's destructor
- *   wakes_then N term           pause() (not interposed) until a SIGTERM
- *                               without a handler kills it
+ *   wakes_then N exit WAIT_MS   waits WAIT_MS in rt_sigtimedwait, made
+ *                               through syscall() (no event: the agent
+ *                               records glibc's sigtimedwait), then
+ *                               _exit(0), which skips the agent's destructor
+ *   wakes_then N term           the pause system call (through syscall(): no
+ *                               event) until a SIGTERM without a handler
+ *                               kills it
  * In the exit and term modes nothing the agent records happens after the
  * "wakes" line. */
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "held_cond.h"
@@ -35,7 +38,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (!strcmp(mode, "term")) {
         for (;;)
-            pause();
+            syscall(SYS_pause);
     }
     if (!strcmp(mode, "sleep")) {
         struct timespec ts = {.tv_sec = atol(argv[3])};
@@ -46,6 +49,6 @@ int main(int argc, char **argv)
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000};
     sigset_t none;
     sigemptyset(&none);
-    sigtimedwait(&none, NULL, &ts); /* EAGAIN after WAIT_MS */
+    syscall(SYS_rt_sigtimedwait, &none, NULL, &ts, sizeof(long)); /* EAGAIN after WAIT_MS */
     _exit(0);
 }
