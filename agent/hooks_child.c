@@ -33,5 +33,6 @@ D9_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *usage)
 
 D9_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
-    D9_CHILD_BODY(waitid, idtype == P_PID ? (uint64_t)id : 0, options & WNOHANG, (idtype, id, info, options));
+    D9_CHILD_BODY(waitid, idtype == P_PID ? (uint64_t)id : 0, options & WNOHANG,
+                  (idtype, id, info, options));
 }

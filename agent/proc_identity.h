@@ -33,8 +33,9 @@ int d9_stat_start_ticks(const char *line, size_t n, uint64_t *out);
  * script run by python3.11, are named as their user started them. `exe`'s
  * (the resolved /proc/self/exe) when execfn is NULL or names no file of its
  * own: under /proc/ or /dev/fd/ (a program that execs /proc/self/exe, an
- * fexecve), empty, ending in '/', "." or "..", or all digits. Returns a pointer into execfn or exe (never NULL; "unknown"
- * when both fail); the caller copies it before the strings go away. */
+ * fexecve), empty, ending in '/', "." or "..", or all digits. Returns a
+ * pointer into execfn or exe (never NULL; "unknown" when both fail); the
+ * caller copies it before the strings go away. */
 const char *d9_exec_name(const char *execfn, const char *exe);
 
 #endif
