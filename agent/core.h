@@ -35,9 +35,10 @@ struct d9_slot *d9_slot_at(uint32_t i);
 void d9_slot_release(struct d9_slot *s); /* writer: drained EXITED slot -> FREE */
 void d9_registry_after_fork_child(void); /* every slot FREE, calling thread unregistered */
 uint64_t d9_registry_unrecorded(void);   /* threads that found no free slot */
-/* The tid of the live recorded thread whose pthread_self() is th, or 0
- * (not recorded, or already exited). Scans every slot ever claimed: for
- * rare calls (a join), not the hot path. */
+/* The tid of the recorded thread whose pthread_self() is th, live or
+ * exited with its slot not yet freed; 0 when none (not recorded, or freed).
+ * Scans every slot ever claimed: for rare calls (a join), not the hot
+ * path. */
 uint32_t d9_tid_of(pthread_t th);
 /* Reads /proc/self/task/TID/FILE of thread tid (/proc/thread-self/FILE
  * when tid is 0) into buf, at most size - 1 bytes, NUL-terminated, through

@@ -107,8 +107,8 @@ D9_EXPORT int pthread_cancel(pthread_t th)
     return ret;
 }
 
-/* A join parks until th exits (call join, target the tid of th, 0 when it
- * is not a live recorded thread): without it a thread that waits for
+/* A join parks until th exits (call join, target the tid of th, 0 when the
+ * agent no longer knows it: d9_tid_of): without it a thread that waits for
  * others (a main thread, a thread-per-request server's reaper) looked busy
  * for the whole wait. The deadline of timedjoin is on CLOCK_REALTIME. */
 D9_EXPORT int pthread_join(pthread_t th, void **ret)

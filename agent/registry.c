@@ -50,22 +50,27 @@ uint64_t d9_registry_unrecorded(void) { return atomic_load(&unrecorded); }
 uint32_t d9_slot_limit(void) { return atomic_load_explicit(&limit, memory_order_acquire); }
 struct d9_slot *d9_slot_at(uint32_t i) { return &slots[i]; }
 
-/* Atomic loads of owner and tid: the writer may reset a slot, and another
- * thread claim it, while this scans (at worst a slot that changed hands in
- * between names the wrong thread). */
+/* A live thread first; else one that exited and whose slot the writer has
+ * not freed yet (a join of a thread that is done), the newest tid if a
+ * reused pthread_t names two. Atomic loads of owner and tid: the writer
+ * may reset a slot, and another thread claim it, while this scans (at
+ * worst a slot that changed hands in between names the wrong thread). */
 uint32_t d9_tid_of(pthread_t th)
 {
-    uint32_t n = d9_slot_limit();
+    uint32_t n = d9_slot_limit(), exited = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct d9_slot *s = &slots[i];
-        if (atomic_load_explicit(&s->state, memory_order_acquire) == D9_SLOT_LIVE &&
-            pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th)) {
-            uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
-            if (tid)
-                return tid;
-        }
+        uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+        if ((state != D9_SLOT_LIVE && state != D9_SLOT_EXITED) ||
+            !pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th))
+            continue;
+        uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+        if (tid && state == D9_SLOT_LIVE)
+            return tid;
+        if (tid > exited)
+            exited = tid;
     }
-    return 0;
+    return exited;
 }
 
 int d9_read_task(uint32_t tid, const char *file, char *buf, size_t size)

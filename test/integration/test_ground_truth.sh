@@ -61,7 +61,7 @@ for t in truth["threads"]:
     expect(label + " wakes by call", dict(wakes), t["wakes"])
     expect(label + " zero-timeout polls", nowait, t["nowait"])
     # A join parks on the tid of the thread joined, or on 0 when that thread had
-    # exited already; one the program joined while it surely ran has its tid.
+    # exited and its slot was freed; one joined while it surely ran has its tid.
     targets = [e["target"] for e in ev if e["type"] == "park" and e["call"] == "join"]
     if len(targets) != len(t["joined"]) or any(
             g != w and (g != 0 or w in t["joined_live"]) for g, w in zip(targets, t["joined"])):
