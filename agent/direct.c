@@ -87,13 +87,16 @@ static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 {
     atomic_store(&s->kicking, 1);
     long nr = 0;
-    if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th))
+    /* owner and tid atomically, as claim and reset store them (registry.c) */
+    if (atomic_load(&s->state) == D9_SLOT_LIVE &&
+        pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th))
         nr = atomic_load(&s->tls->in_direct);
     int in = nr != 0;
+    uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
     if (in) {
         atomic_store(&s->tls->kicked, 1);
-        if (kick && blocked_in(s->tid, nr))
-            d9_sys3(SYS_tgkill, pid, s->tid, D9_SIGCANCEL);
+        if (kick && blocked_in(tid, nr))
+            d9_sys3(SYS_tgkill, pid, tid, D9_SIGCANCEL);
     }
     atomic_store(&s->kicking, 0);
     d9_futex(&s->kicking, FUTEX_WAKE_PRIVATE, 1, NULL); /* an exit may wait: d9_thread_exit */
@@ -115,7 +118,8 @@ struct d9_slot *d9_direct_cancel_requested(pthread_t th)
     uint32_t n = d9_slot_limit();
     for (uint32_t i = 0; i < n && !found; i++) {
         struct d9_slot *s = d9_slot_at(i);
-        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(s->owner, th) && in_direct_wait(s, th, 0, 0))
+        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th) &&
+            in_direct_wait(s, th, 0, 0))
             found = s;
     }
     errno = saved;
@@ -133,7 +137,8 @@ void d9_direct_cancelled(struct d9_slot *s, pthread_t th)
             goto out;
         d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
     }
-    d9_log("pthread_cancel: thread %u is still in a wait after 200 ms; its cancel acts when the wait ends", s->tid);
+    d9_log("pthread_cancel: thread %u is still in a wait after 200 ms; its cancel acts when the wait ends",
+           __atomic_load_n(&s->tid, __ATOMIC_RELAXED));
 out:
     errno = saved;
 }
