@@ -61,13 +61,18 @@ if pool_parks > jobs + len(pools):
     errors.append("pool parked %d times for %d jobs and %d threads" % (pool_parks, jobs, len(pools)))
 if summary.get("dropped", 0) != 0:
     errors.append("%d events dropped" % summary["dropped"])
+# The main thread waits for the run to end in a join of each thread the demo reports.
+main = by_tid.get(int(sys.argv[3]), {"parks_by_call": {}})
+if main["parks_by_call"].get("join", 0) != len(tids):
+    errors.append("main thread: %r join parks, want %d (one a thread): %r"
+                  % (main["parks_by_call"].get("join"), len(tids), main["parks_by_call"]))
 # Each answer written is one "req.served" application event of an io worker.
 served = [a for a in summary["app_events"] if a["name"] == "req.served"]
 if len(served) != 1 or served[0]["count"] != requests or served[0]["min"] <= 0:
     errors.append("req.served events %r, want %d with values above 0 ns" % (served, requests))
 print("requests %d, jobs %d, pool parks %d, req.served events %d" % (requests, jobs, pool_parks,
       served[0]["count"] if served else 0))
-' "$D9_TMP/out" "$D9_TMP/summary.json"
+' "$D9_TMP/out" "$D9_TMP/summary.json" "$demo"
 
 # scripts/demo.sh (what `make demo` runs) must work end to end too.
 DIAL9_DIR=$D9_TMP/script "$D9_ROOT/scripts/demo.sh" --seconds 1 >"$D9_TMP/script.out" 2>&1 ||
