@@ -59,6 +59,15 @@ struct d9_slot {
     struct d9_ring ring;
 };
 
+/* A slot's owner and tid as another thread reads them (a join's
+ * d9_tid_of, a cancel's direct.c): atomic, as claim and reset store them,
+ * because the slot may change hands during the read. */
+static inline pthread_t d9_slot_owner(const struct d9_slot *s)
+{
+    return __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+}
+static inline uint32_t d9_slot_tid(const struct d9_slot *s) { return __atomic_load_n(&s->tid, __ATOMIC_RELAXED); }
+
 /* Per-thread agent state (initial-exec TLS: no allocation, async-signal-
  * safe). Everything the owner's hot path reads or writes is here, next to
  * libc's own thread data, not in the slot, whose lines a thread coming back

@@ -87,12 +87,10 @@ static int in_direct_wait(struct d9_slot *s, pthread_t th, long pid, int kick)
 {
     atomic_store(&s->kicking, 1);
     long nr = 0;
-    /* owner and tid atomically, as claim and reset store them (registry.c) */
-    if (atomic_load(&s->state) == D9_SLOT_LIVE &&
-        pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th))
+    if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(d9_slot_owner(s), th))
         nr = atomic_load(&s->tls->in_direct);
     int in = nr != 0;
-    uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+    uint32_t tid = d9_slot_tid(s);
     if (in) {
         atomic_store(&s->tls->kicked, 1);
         if (kick && blocked_in(tid, nr))
@@ -118,7 +116,7 @@ struct d9_slot *d9_direct_cancel_requested(pthread_t th)
     uint32_t n = d9_slot_limit();
     for (uint32_t i = 0; i < n && !found; i++) {
         struct d9_slot *s = d9_slot_at(i);
-        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th) &&
+        if (atomic_load(&s->state) == D9_SLOT_LIVE && pthread_equal(d9_slot_owner(s), th) &&
             in_direct_wait(s, th, 0, 0))
             found = s;
     }
@@ -138,7 +136,7 @@ void d9_direct_cancelled(struct d9_slot *s, pthread_t th)
         d9_sys3(SYS_nanosleep, (long)&(struct timespec){0, 100000}, 0, 0);
     }
     d9_log("pthread_cancel: thread %u is still in a wait after 200 ms; its cancel acts when the wait ends",
-           __atomic_load_n(&s->tid, __ATOMIC_RELAXED));
+           d9_slot_tid(s));
 out:
     errno = saved;
 }

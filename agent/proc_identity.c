@@ -1,4 +1,5 @@
-/* proc_identity.c - this process's D9_TLV_PROCESS value (proc_identity.h). */
+/* proc_identity.c - this process's D9_TLV_PROCESS value and the name of
+ * its trace directory (proc_identity.h). */
 #include "proc_identity.h"
 
 #include <errno.h>

@@ -52,9 +52,9 @@ struct d9_slot *d9_slot_at(uint32_t i) { return &slots[i]; }
 
 /* A live thread first; else one that exited and whose slot the writer has
  * not freed yet (a join of a thread that is done), the newest tid if a
- * reused pthread_t names two. Atomic loads of owner and tid: the writer
- * may reset a slot, and another thread claim it, while this scans (at
- * worst a slot that changed hands in between names the wrong thread). */
+ * reused pthread_t names two. The writer may reset a slot, and another
+ * thread claim it, while this scans: at worst a slot that changed hands in
+ * between names the wrong thread. */
 uint32_t d9_tid_of(pthread_t th)
 {
     uint32_t n = d9_slot_limit(), exited = 0;
@@ -62,9 +62,9 @@ uint32_t d9_tid_of(pthread_t th)
         struct d9_slot *s = &slots[i];
         uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
         if ((state != D9_SLOT_LIVE && state != D9_SLOT_EXITED) ||
-            !pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), th))
+            !pthread_equal(d9_slot_owner(s), th))
             continue;
-        uint32_t tid = __atomic_load_n(&s->tid, __ATOMIC_RELAXED);
+        uint32_t tid = d9_slot_tid(s);
         if (tid && state == D9_SLOT_LIVE)
             return tid;
         if (tid > exited)
@@ -119,7 +119,7 @@ static struct d9_slot *claim(uint32_t tid)
             s->ring.mask = ring_events - 1;
         }
         atomic_fetch_add_explicit(&in_use, 1, memory_order_relaxed);
-        __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED); /* atomic: d9_tid_of reads them */
+        __atomic_store_n(&s->tid, tid, __ATOMIC_RELAXED); /* atomic: d9_slot_owner, d9_slot_tid */
         __atomic_store_n(&s->owner, pthread_self(), __ATOMIC_RELAXED);
         s->tls = &d9_tls;
         s->name[0] = 0;
