@@ -58,6 +58,10 @@ int d9_fd_pipe_watched(int rd)
 void d9_fd_set_nonblock(int fd, int nonblock)
 {
     unsigned b = d9_fd_byte(fd);
+    if ((b & D9_FDK_KIND) == D9_FD_SOCKET) {
+        d9_fd_put(fd, d9_fd_socket_byte(nonblock ? O_NONBLOCK : 0));
+        return;
+    }
     if (!(b & D9_FDK_PIPE_W))
         return;
     /* The fd of the description that has the flag: the write end its read

@@ -9,6 +9,7 @@
 #ifndef DIAL9_FDTABLE_H
 #define DIAL9_FDTABLE_H
 
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -22,6 +23,19 @@
 #define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
 #define D9_FDK_NONBLOCK 0x20u /* ... made or set O_NONBLOCK through this fd (not a copy):
                                * a write never waits (d9_fd_set_nonblock) */
+#define D9_FDK_BLOCKING 0x40u /* a socket in blocking mode: made so (socket, socketpair,
+                               * accept without SOCK_NONBLOCK) or set so (F_SETFL, FIONBIO)
+                               * through this fd or one it was copied from. A read, recv or
+                               * accept on it waits for the peer: a park (hooks_socket.c) */
+/* The whole byte of a blocking socket (a socket's byte has no other flag). */
+#define D9_FD_BLOCKING_SOCKET (D9_FD_SOCKET | D9_FDK_BLOCKING)
+
+/* The byte of a new socket made with these SOCK_* type flags or accept4
+ * flags (SOCK_NONBLOCK is O_NONBLOCK). */
+static inline unsigned d9_fd_socket_byte(int flags)
+{
+    return (flags & O_NONBLOCK) ? D9_FD_SOCKET : D9_FD_BLOCKING_SOCKET;
+}
 
 /* Relaxed atomics: each byte is written by whichever thread creates or closes
  * the fd; racing with the host's own close/reuse of a number is the host's
@@ -62,7 +76,10 @@ void d9_fd_set_pipe(int rd, int wr, int flags);
  * O_NONBLOCK (nonblock 1) or blocking (0): a pipe write end keeps which. Set through the fd that has the
  * flag; cleared through it or a copy of it. (A raw system call that clears
  * it is not seen: a blocking write may then be made directly, which a
- * pthread_cancel reaches only once it returns.) */
+ * pthread_cancel reaches only once it returns.) A socket keeps
+ * D9_FDK_BLOCKING on fd alone: its other copies keep what they had (a
+ * socket made non-blocking through a copy then parks for calls that return
+ * EAGAIN at once: a short park, never a changed call). */
 void d9_fd_set_nonblock(int fd, int nonblock);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth

@@ -8,7 +8,9 @@
  * write is timed (and made directly, as read is: direct.h), anything else
  * goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
- * can tie the fd to the epoll set a thread parks on.
+ * can tie the fd to the epoll set a thread parks on. Sockets carry whether
+ * they block (fdtable.h): accept on a blocking one parks, as reads do
+ * (hooks_socket.c).
  * Creating, duplicating and closing calls are also timed as slow syscalls.
  * Closing one of the agent's own fds (close, close_range, closefrom, dup2
  * or dup3 onto it) is told to the segment layer first, which stops using
@@ -43,10 +45,11 @@ static inline int fds_untouched(void)
     return D9_UNLIKELY(d9_in_vfork) || D9_UNLIKELY(atomic_load_explicit(&d9_fd_table_off, memory_order_relaxed));
 }
 
-static inline void tbl_set(int fd, unsigned kind)
+/* fd is new: its kind, or a socket's byte with its blocking flag. */
+static inline void tbl_put(int fd, unsigned byte)
 {
     if (!fds_untouched())
-        d9_fd_set(fd, kind);
+        d9_fd_put(fd, byte);
 }
 
 static inline void tbl_copy(int fd, struct d9_fd_copy_of from)
@@ -55,11 +58,15 @@ static inline void tbl_copy(int fd, struct d9_fd_copy_of from)
         d9_fd_copy(fd, from);
 }
 
-/* F_SETFL or FIONBIO succeeded. A clear is kept even in a vfork child: it
- * shares the parent's open file descriptions. */
+/* F_SETFL or FIONBIO succeeded. In a vfork child the table is the parent's,
+ * whose fd of that number may be another description: only the change
+ * that errs safe is made there, a pipe end's nonblock flag cleared (its
+ * writes then go through glibc) or a socket's blocking flag (its reads then
+ * do not park). */
 static inline void tbl_nonblock(int fd, int nonblock)
 {
-    if (!nonblock || !fds_untouched())
+    int safe = d9_fd_kind(fd) == D9_FD_SOCKET ? nonblock : !nonblock;
+    if (safe || !fds_untouched())
         d9_fd_set_nonblock(fd, nonblock);
 }
 
@@ -106,14 +113,15 @@ static inline void closed(uint32_t *ended)
 
 /* ---- fds made by a timed call ------------------------------------------ */
 
-/* ret = the new fd from expr, timed as call; fd gets kind when ret >= 0.
+/* ret = the new fd from expr, timed as call; fd gets byte kind (a kind,
+ * or a socket's byte with its flag) when ret >= 0.
  * fd_arg: the fd the call names for the event (-1 none: the new fd, and
  * a failed call's event says fd -1, kind unknown). */
 #define D9_MAKE_FD(real_call, call, kind, fd_arg)                              \
     struct d9_timed t0_ = d9_slow_start();                                     \
     int ret_ = real_call;                                                      \
     if (ret_ >= 0)                                                             \
-        tbl_set(ret_, (kind));                                                 \
+        tbl_put(ret_, (kind));                                                 \
     d9_slow_end(t0_, (call), (fd_arg) >= 0 ? (fd_arg) : ret_,                  \
                 ((fd_arg) >= 0 || ret_ >= 0 ? (kind) : D9_FD_UNKNOWN) | D9_SLOW_FINAL); \
     return ret_
@@ -178,20 +186,33 @@ D9_EXPORT int creat64(const char *path, mode_t mode)
 D9_EXPORT int socket(int domain, int type, int proto)
 {
     D9_REAL_OR_FAIL(real_, socket, -1);
-    D9_MAKE_FD(real_(domain, type, proto), D9_CALL_SOCKET, D9_FD_SOCKET, -1);
+    D9_MAKE_FD(real_(domain, type, proto), D9_CALL_SOCKET, d9_fd_socket_byte(type), -1);
 }
 
-/* accept's event names the listening socket. */
+/* On a blocking listening socket, the wait for a connection is a park
+ * (target the listening fd; timeout -1, SO_RCVTIMEO is not read);
+ * otherwise the call is timed, its event naming the listening socket. The
+ * new socket is blocking unless flags has SOCK_NONBLOCK: on Linux it does
+ * not inherit O_NONBLOCK. */
+#define D9_ACCEPT_BODY(name, call, args, flags)                                \
+    D9_REAL_OR_FAIL(real_, name, -1);                                          \
+    if (d9_fd_byte(fd) == D9_FD_BLOCKING_SOCKET) {                             \
+        int ret_;                                                              \
+        D9_PARKED(ret_, (call), fd, -1, real_ args, D9_RES_ERRNO);             \
+        if (ret_ >= 0)                                                         \
+            tbl_put(ret_, d9_fd_socket_byte(flags));                           \
+        return ret_;                                                           \
+    }                                                                          \
+    D9_MAKE_FD(real_ args, (call), d9_fd_socket_byte(flags), fd)
+
 D9_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
-    D9_REAL_OR_FAIL(real_, accept, -1);
-    D9_MAKE_FD(real_(fd, addr, len), D9_CALL_ACCEPT, D9_FD_SOCKET, fd);
+    D9_ACCEPT_BODY(accept, D9_CALL_ACCEPT, (fd, addr, len), 0);
 }
 
 D9_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-    D9_REAL_OR_FAIL(real_, accept4, -1);
-    D9_MAKE_FD(real_(fd, addr, len, flags), D9_CALL_ACCEPT4, D9_FD_SOCKET, fd);
+    D9_ACCEPT_BODY(accept4, D9_CALL_ACCEPT4, (fd, addr, len, flags), flags);
 }
 
 /* ---- fds made by untimed calls ----------------------------------------- */
@@ -201,8 +222,8 @@ D9_EXPORT int socketpair(int domain, int type, int proto, int sv[2])
     D9_REAL_OR_FAIL(real_, socketpair, -1);
     int ret = real_(domain, type, proto, sv);
     if (ret == 0) {
-        tbl_set(sv[0], D9_FD_SOCKET);
-        tbl_set(sv[1], D9_FD_SOCKET);
+        tbl_put(sv[0], d9_fd_socket_byte(type));
+        tbl_put(sv[1], d9_fd_socket_byte(type));
     }
     return ret;
 }
@@ -230,7 +251,7 @@ D9_EXPORT int pipe2(int fds[2], int flags)
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     int fd_ = real_ arg;                                                       \
     if (fd_ >= 0)                                                              \
-        tbl_set(fd_, (kind));                                                  \
+        tbl_put(fd_, (kind));                                                  \
     return fd_
 
 D9_EXPORT int eventfd(unsigned int initval, int flags)

@@ -4,9 +4,10 @@
  * Interposers here are only timed; the calls that also make, copy or close
  * fds (open, socket, accept, dup, close, write) are in hooks_fd.c.
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
- * long read is waiting for a peer, not a stall. A timed pread or pwrite is
- * made with the syscall instruction when direct.h allows; a timed read
- * goes through glibc (direct.h: why not).
+ * long read is waiting for a peer, not a stall; on a blocking socket read
+ * (and glibc's fortified __read_chk) parks instead (socket_wait.h). A
+ * timed pread or pwrite is made with the syscall instruction when direct.h
+ * allows; a timed read goes through glibc (direct.h: why not).
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -17,6 +18,7 @@
 #include "direct.h"
 #include "fdtable.h"
 #include "real.h"
+#include "socket_wait.h"
 
 static void record_slow(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind)
 {
@@ -49,12 +51,13 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
 
-/* An interposer timed only when its fd is a regular file. The plain path
- * (sockets, pipes: nearly every call) keeps no frame: the timed call and
- * the first call's resolve are out of line, and the timed one takes the
- * real function last, so the arguments stay in their registers. timed: the
- * call made when the fd is a file (real_ args, or D9_FILE_CALL). */
-#define D9_FILE_IO(name, call, params, args, timed)                            \
+/* An interposer timed only when its fd is a regular file, and with parks
+ * (1) parked on a blocking socket. The plain path (other sockets, pipes:
+ * nearly every call) keeps no frame: the timed and parked calls and the
+ * first call's resolve are out of line, and the timed one takes the real
+ * function last, so the arguments stay in their registers. timed: the call
+ * made when the fd is a file (real_ args, or D9_FILE_CALL). */
+#define D9_FD_IO(name, call, params, args, timed, parks)                       \
     __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
                                                           __typeof__(d9_real.name) real_) \
     {                                                                          \
@@ -62,19 +65,26 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         D9_TIMED(ret_, call, fd, D9_FD_FILE | D9_SLOW_VERIFY, timed);          \
         return ret_;                                                           \
     }                                                                          \
+    D9_SOCKET_PARKED_FN(ssize_t, name, call, params, args)                     \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \
         D9_REAL_OR_PLAIN(real_, name, args);                                   \
-        if (D9_LIKELY(d9_fd_byte(fd) != D9_FD_FILE))                           \
+        unsigned b_ = d9_fd_byte(fd);                                          \
+        if (D9_LIKELY(b_ != D9_FD_FILE) && (!(parks) || D9_LIKELY(b_ != D9_FD_BLOCKING_SOCKET))) \
             return real_ args;                                                 \
+        if ((parks) && b_ == D9_FD_BLOCKING_SOCKET)                            \
+            return name##_parked(D9_UNPAREN args, real_);                      \
         return name##_timed(D9_UNPAREN args, real_);                           \
     }
+#define D9_FILE_IO(name, call, params, args, timed) D9_FD_IO(name, call, params, args, timed, 0)
 
 /* A timed pread or pwrite: made directly (d9_file_sys) when direct.h allows. */
 #define D9_PRW(nr, fd, buf, n, off)                                            \
     D9_FILE_CALL((nr, (long)(fd), (long)(buf), (long)(n), (long)(off)), real_(fd, buf, n, off))
-D9_FILE_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n), real_(fd, buf, n))
+D9_FD_IO(read, D9_CALL_READ, (int fd, void *buf, size_t n), (fd, buf, n), real_(fd, buf, n), 1)
+D9_FD_IO(__read_chk, D9_CALL_READ, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen),
+         real_(fd, buf, n, buflen), 1)
 D9_FILE_IO(pread, D9_CALL_PREAD, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off),
            D9_PRW(SYS_pread64, fd, buf, n, off))
 D9_FILE_IO(pread64, D9_CALL_PREAD, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),

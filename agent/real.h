@@ -98,6 +98,14 @@
     X(int, epoll_create, (int), NULL)                                          \
     X(int, epoll_create1, (int), NULL)                                         \
     X(ssize_t, read, (int, void *, size_t), NULL)                              \
+    X(ssize_t, __read_chk, (int, void *, size_t, size_t), NULL)                \
+    X(ssize_t, recv, (int, void *, size_t, int), NULL)                         \
+    X(ssize_t, __recv_chk, (int, void *, size_t, size_t, int), NULL)           \
+    X(ssize_t, recvfrom, (int, void *, size_t, int, struct sockaddr *,         \
+                          socklen_t *), NULL)                                  \
+    X(ssize_t, __recvfrom_chk, (int, void *, size_t, size_t, int,              \
+                                struct sockaddr *, socklen_t *), NULL)         \
+    X(ssize_t, recvmsg, (int, struct msghdr *, int), NULL)                     \
     X(ssize_t, pread, (int, void *, size_t, off_t), NULL)                      \
     X(ssize_t, pread64, (int, void *, size_t, off_t), NULL)                    \
     X(ssize_t, pwrite, (int, const void *, size_t, off_t), NULL)               \

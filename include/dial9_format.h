@@ -53,7 +53,8 @@ enum d9_call {
     D9_CALL_COND_BROADCAST = 13,
     D9_CALL_SEM_POST = 14,
     D9_CALL_EVENTFD_WRITE = 15, /* write()/eventfd_write() on an eventfd */
-    /* Calls timed for slow_syscall events. */
+    /* Calls timed for slow_syscall events (accept, accept4 and read are
+     * parks on a blocking socket: D9_CALL_RECV). */
     D9_CALL_OPEN = 16, D9_CALL_OPENAT = 17, D9_CALL_CLOSE = 18, D9_CALL_SOCKET = 19,
     D9_CALL_ACCEPT = 20, D9_CALL_ACCEPT4 = 21, D9_CALL_CONNECT = 22, D9_CALL_DUP = 23,
     D9_CALL_DUP2 = 24, D9_CALL_DUP3 = 25, D9_CALL_READ = 26, D9_CALL_WRITE = 27,
@@ -72,7 +73,11 @@ enum d9_call {
     /* A park until a child process changes state: wait, waitpid, wait4,
      * waitid (target = the pid waited for; 0: any child, or a group). */
     D9_CALL_CHILD_WAIT = 41,
-    D9_CALL_COUNT = 42
+    /* A park until a peer sends: recv, recvfrom, recvmsg (and the fortified
+     * __recv_chk, __recvfrom_chk) on a blocking socket (target = the fd).
+     * On a blocking socket, read (26) and accept/accept4 (20, 21) park too. */
+    D9_CALL_RECV = 42,
+    D9_CALL_COUNT = 43
 };
 
 /* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
@@ -97,7 +102,7 @@ enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run
      "pread",       "pwrite",      "fsync",           "fdatasync",             \
      "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
      "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join",   \
-     "signal_wait", "child_wait"}
+     "signal_wait", "child_wait", "recv"}
 
 static inline const char *d9_call_name(unsigned call)
 {

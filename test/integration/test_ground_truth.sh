@@ -1,7 +1,7 @@
 #!/bin/bash
 # test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
-# calls; what dial9 recorded must match those counts exactly, with TSC and
-# with clock_gettime stamps. A second run
+# calls (blocking socket waits among them); what dial9 recorded must match
+# those counts and targets exactly, with TSC and with clock_gettime stamps. A second run
 # with a 64-event buffer must report drops, and recorded + dropped events of
 # the bursting thread must add up to what it did. A third run with another
 # syscall() interposer after the agent: every futex wake must reach it (the
@@ -69,6 +69,10 @@ for t in truth["threads"]:
                       % (label, targets, t["joined"], t["joined_live"]))
     if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
         errors.append("%s: no join parked on a thread it joined while it ran" % label)
+    # A wait on a blocking socket parks on its fd, infinite timeout.
+    sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4")]
+    expect(label + " socket park targets", [e["target"] for e in sock], t["socket_fds"])
+    expect(label + " socket park timeouts", {e.get("timeout_ns") for e in sock} - {-1}, set())
     # Deadlines reach the trace as timeouts relative to the park (the writer
     # converts them, agent/clock.h): up to 100 ms under wait_ns (the program
     # read its clock before the call), at most 1 ms over (the TSC line).
@@ -102,6 +106,8 @@ for t in truth["threads"]:
     expect(label + " summary wakes_sent", s["wakes_sent"], sum(t["wakes"].values()))
     expect(label + " summary nowait_polls", s["nowait_polls"], t["nowait"])
     expect(label + " summary dropped", s["dropped"], 0)
+    if t["name"] == "gt-sock-srv": # parks on socket I/O: a thread-per-connection worker
+        expect(label + " summary role", s["role"], "worker")
 
 created = [t for t in truth["threads"] if t["created"]]
 expect("threads created", len(created), truth["threads_created"])

@@ -1,5 +1,6 @@
 /* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait,
- * epoll_pwait, poll, or a write to a full pipe whose read end is in an
+ * epoll_pwait, poll, a recv on a blocking socket (a park the agent makes
+ * through glibc), or a write to a full pipe whose read end is in an
  * epoll set, behaves as with glibc alone: cancelled in the wait when
  * cancellation is enabled (deferred or asynchronous); with it disabled,
  * the wait goes on and returns what it would have (the event, or 0 at its
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
@@ -41,13 +43,14 @@
 enum mode { DEFERRED, ASYNC, DISABLED };
 /* The pipe is made blocking by fcntl through its write end, or a copy of
  * it (PIPE_WRITE_DUP), or by ioctl FIONBIO (PIPE_WRITE_IOCTL). */
-enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, PIPE_WRITE, PIPE_WRITE_DUP, PIPE_WRITE_IOCTL };
+enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, SOCKET_RECV, PIPE_WRITE, PIPE_WRITE_DUP, PIPE_WRITE_IOCTL };
 
 #define PIPE_WRITE_BYTES 4096 /* PIPE_BUF: written whole or not at all */
 
 struct waiter {
     int ep, efd;
     int pipe_rd, pipe_wr; /* PIPE_WRITE: full, the read end in ep */
+    int sock[2];          /* SOCKET_RECV: a blocking socketpair, sock[0] read */
     enum wait_call call; /* epoll_pwait's without a mask */
     enum mode mode;
     int timeout_ms;  /* of the wait under test */
@@ -79,9 +82,11 @@ static void *waiter(void *p)
     errno = 0;
     struct pollfd pf = {.fd = w->efd, .events = POLLIN};
     static const char block[PIPE_WRITE_BYTES];
+    char b;
     long r = w->call == EPOLL_WAIT    ? epoll_wait(w->ep, &ev, 1, w->timeout_ms)
              : w->call == EPOLL_PWAIT ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL)
              : w->call == POLL        ? poll(&pf, 1, w->timeout_ms)
+             : w->call == SOCKET_RECV ? recv(w->sock[0], &b, 1, 0)
                                       : write(w->pipe_wr, block, sizeof block);
     atomic_store(&w->err, errno);
     atomic_store(&w->ret, r);
@@ -100,6 +105,8 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
     w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event add = {.events = EPOLLIN, .data.u64 = 7};
     CHECK(w->ep >= 0 && w->efd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->efd, &add) == 0);
+    if (call == SOCKET_RECV)
+        CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w->sock) == 0);
     if (call < PIPE_WRITE)
         return;
     /* A full blocking pipe. It is made O_NONBLOCK, filled, then made
@@ -119,10 +126,13 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
         close(copy);
 }
 
-/* What ends w's wait: a count on the eventfd, or the full pipe read. */
+/* What ends w's wait: a count on the eventfd, a byte on the socket, or
+ * the full pipe read. */
 static void make_ready(struct waiter *w)
 {
-    if (w->call >= PIPE_WRITE) {
+    if (w->call == SOCKET_RECV) {
+        CHECK_RET(write(w->sock[1], "x", 1), 1);
+    } else if (w->call >= PIPE_WRITE) {
         static char sink[65536];
         CHECK(read(w->pipe_rd, sink, sizeof sink) >= PIPE_WRITE_BYTES);
     } else {
@@ -426,6 +436,9 @@ static void wait_deferred(void) { cancelled_in_wait(EPOLL_WAIT, DEFERRED); }
 static void pwait_deferred(void) { cancelled_in_wait(EPOLL_PWAIT, DEFERRED); }
 static void poll_deferred(void) { cancelled_in_wait(POLL, DEFERRED); }
 static void wait_async(void) { cancelled_in_wait(EPOLL_WAIT, ASYNC); }
+static void recv_deferred(void) { cancelled_in_wait(SOCKET_RECV, DEFERRED); }
+static void recv_async(void) { cancelled_in_wait(SOCKET_RECV, ASYNC); }
+static void recv_disabled_event(void) { disabled_gets_event(SOCKET_RECV); }
 static void wait_disabled_event(void) { disabled_gets_event(EPOLL_WAIT); }
 static void pwait_disabled_event(void) { disabled_gets_event(EPOLL_PWAIT); }
 static void poll_disabled_event(void) { disabled_gets_event(POLL); }
@@ -449,6 +462,9 @@ int main(void)
     in_child(pwait_deferred);
     in_child(poll_deferred);
     in_child(wait_async);
+    in_child(recv_deferred);
+    in_child(recv_async);
+    in_child(recv_disabled_event);
     in_child(wait_disabled_event);
     in_child(pwait_disabled_event);
     in_child(poll_disabled_event);

@@ -25,6 +25,11 @@
  * "joined" lists the tids each thread joined, in order, and "joined_live"
  * those it joined while they surely ran (gt-joinee, which exits once the
  * main thread waits for it), whose tid the park's target must be.
+ * gt-sock-srv serves gt-sock-cli over blocking TCP sockets on 127.0.0.1:
+ * every accept, read and receive it makes on a blocking socket is a park
+ * (call accept, accept4, read or recv), listed in "socket_fds" with the fd
+ * it waits on; its calls that cannot wait (MSG_DONTWAIT, a socket made
+ * non-blocking by fcntl, SOCK_NONBLOCK from socket or accept4) are none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +45,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -62,6 +71,7 @@ struct gt_thread {
     unsigned timed[D9_CALL_COUNT]; /* parks of those with a WAIT_NS timeout */
     pid_t joined[MAX_THREADS], joined_live[MAX_THREADS];
     int njoined, njoined_live;
+    int socket_fds[32], nsocket_fds; /* the fd of each park on a blocking socket */
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -387,6 +397,130 @@ static void send_signals(struct gt_thread *t)
     }
 }
 
+/* ---- Blocking sockets: gt-sock-srv serves gt-sock-cli ----------------- */
+
+#define SOCK_BYTES 10 /* the bytes the client sends one at a time, 1 ms apart */
+static _Atomic int sock_port, sock_phase;
+
+/* The server's call on a blocking socket fd: a park of call. */
+static void sock_parked(unsigned call, int fd, long ret, const char *what)
+{
+    if (ret < 0)
+        die(what);
+    PARKED(call);
+    me->socket_fds[me->nsocket_fds++] = fd;
+}
+
+static int listener(int type)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 4))
+        die("listener");
+    return fd;
+}
+
+static void wait_phase(int phase)
+{
+    while (atomic_load(&sock_phase) < phase)
+        sched_yield();
+}
+
+extern ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+extern ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+extern ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
+                              socklen_t *alen);
+
+static void sock_server(void)
+{
+    char b[2];
+    int lfd = listener(SOCK_STREAM), nb = listener(SOCK_STREAM | SOCK_NONBLOCK);
+    struct sockaddr_in a;
+    socklen_t alen = sizeof a;
+    if (getsockname(lfd, (struct sockaddr *)&a, &alen))
+        die("getsockname");
+    atomic_store(&sock_port, ntohs(a.sin_port));
+    int c = accept(lfd, NULL, NULL);
+    sock_parked(D9_CALL_ACCEPT, lfd, c, "accept");
+    /* SOCK_BYTES one-byte reads, through each receiving call. */
+    struct iovec iov = {b, 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    sock_parked(D9_CALL_READ, c, read(c, b, 1), "read");
+    sock_parked(D9_CALL_READ, c, __read_chk(c, b, 1, sizeof b), "__read_chk");
+    sock_parked(D9_CALL_RECV, c, recv(c, b, 1, 0), "recv");
+    sock_parked(D9_CALL_RECV, c, __recv_chk(c, b, 1, sizeof b, 0), "__recv_chk");
+    sock_parked(D9_CALL_RECV, c, recvfrom(c, b, 1, 0, NULL, NULL), "recvfrom");
+    sock_parked(D9_CALL_RECV, c, __recvfrom_chk(c, b, 1, sizeof b, 0, NULL, NULL), "__recvfrom_chk");
+    for (int i = 6; i < SOCK_BYTES; i++)
+        sock_parked(D9_CALL_RECV, c, recvmsg(c, &mh, 0), "recvmsg");
+    /* Calls that cannot wait: none parks. The client sends nothing more
+     * until phase 1. */
+    if (recv(c, b, 1, MSG_DONTWAIT) >= 0 || errno != EAGAIN)
+        die("recv MSG_DONTWAIT with nothing sent");
+    int one = 1, zero = 0;
+    if (fcntl(c, F_SETFL, O_NONBLOCK) || read(c, b, 1) >= 0 || errno != EAGAIN)
+        die("read on a non-blocking socket");
+    if (accept4(nb, NULL, NULL, 0) >= 0 || errno != EAGAIN)
+        die("accept4 on a non-blocking listener");
+    if (ioctl(c, FIONBIO, &one) || ioctl(c, FIONBIO, &zero)) /* blocking again */
+        die("FIONBIO");
+    atomic_store(&sock_phase, 1);
+    int d = dup(c); /* a copy of a blocking socket blocks too */
+    sock_parked(D9_CALL_READ, d, read(d, b, 1), "read of a copy after FIONBIO"); /* the last byte */
+    close(d);
+    sock_parked(D9_CALL_READ, c, read(c, b, 1), "read to the end");   /* 0: the client closed */
+    /* Accepted with SOCK_NONBLOCK: its read does not wait. */
+    int c2 = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sock_parked(D9_CALL_ACCEPT4, lfd, c2, "accept4");
+    atomic_store(&sock_phase, 2);
+    while (read(c2, b, 1) != 0) /* EAGAIN until the client's byte, then its close */
+        sched_yield();
+    /* A blocking socketpair: its read parks even when data is waiting. */
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || write(sp[1], "x", 1) != 1)
+        die("socketpair");
+    sock_parked(D9_CALL_RECV, sp[0], recv(sp[0], b, 1, 0), "recv on a socketpair");
+    close(sp[0]);
+    close(sp[1]);
+    close(c2);
+    close(c);
+    close(nb);
+    close(lfd);
+}
+
+static int sock_connect(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atomic_load(&sock_port)),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a))
+        die("connect");
+    return fd;
+}
+
+static void sock_client(void)
+{
+    while (!atomic_load(&sock_port))
+        sched_yield();
+    int fd = sock_connect();
+    for (int i = 0; i < SOCK_BYTES; i++) {
+        struct timespec d = {0, 1000000}; /* the server's read waits */
+        nanosleep(&d, NULL);
+        PARKED(D9_CALL_NANOSLEEP);
+        if (write(fd, "x", 1) != 1)
+            die("client write");
+    }
+    wait_phase(1);
+    if (send(fd, "y", 1, 0) != 1)
+        die("client send");
+    close(fd);
+    fd = sock_connect();
+    wait_phase(2);
+    if (write(fd, "z", 1) != 1)
+        die("client write 2");
+    close(fd);
+}
+
 static pid_t main_tid;
 
 /* Exits once the main thread waits in its join of it: /proc shows that
@@ -437,6 +571,7 @@ static void report(struct gt_thread *main_t)
         printf(",\"nowait\":%u", t->nowait);
         print_tids("joined", t->joined, t->njoined);
         print_tids("joined_live", t->joined_live, t->njoined_live);
+        print_tids("socket_fds", t->socket_fds, t->nsocket_fds);
         printf("}");
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];
@@ -490,6 +625,7 @@ int main(int argc, char **argv)
             spawn("gt-poller", 0, poller), spawn("gt-futex", 0, futexer),
             spawn("gt-cond-a", 0, cond_a), spawn("gt-cond-b", 0, cond_b),
             spawn("gt-sem-a", 0, sem_a),   spawn("gt-sleeper", 1, sleeper),
+            spawn("gt-sock-srv", 0, sock_server), spawn("gt-sock-cli", 0, sock_client),
         };
         struct sigaction sa = {.sa_handler = on_usr1};
         sigemptyset(&sa.sa_mask);

@@ -35,6 +35,9 @@
 
 /* The fortify entry points, declared here so both are exercised directly. */
 extern int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+extern ssize_t __read_chk(int, void *, size_t, size_t);
+extern ssize_t __recv_chk(int, void *, size_t, size_t, int);
+extern ssize_t __recvfrom_chk(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 
 #include "checks.h"
 
@@ -843,6 +846,68 @@ static void test_sockets(void)
     close(s);
 }
 
+/* Waits on blocking sockets (parks under the agent): the data, EOF, EINTR
+ * from a handler without SA_RESTART, EAGAIN at SO_RCVTIMEO or with
+ * MSG_DONTWAIT, EFAULT, and accept's own errors, through each call. */
+static void test_socket_waits(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0 &&
+          getsockname(l, (struct sockaddr *)&a, &alen) == 0);
+    struct kicker k;
+    interrupt_after(&k, 20);
+    CHECK_ERR(accept(l, NULL, NULL), EINTR);
+    CHECK_ERR(accept4(l, NULL, NULL, SOCK_CLOEXEC), EINTR);
+    interrupt_done(&k);
+    CHECK_ERR(accept4(l, NULL, NULL, -1), EINVAL);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_RET(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    int c = accept(l, NULL, NULL);
+    CHECK(c >= 0);
+    CHECK_ERR(accept(c, NULL, NULL), EINVAL); /* blocking, but not listening */
+    char buf[8] = {0};
+    struct iovec iov = {buf, sizeof buf};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    interrupt_after(&k, 20);
+    CHECK_ERR(read(c, buf, sizeof buf), EINTR);
+    CHECK_ERR(__read_chk(c, buf, sizeof buf, sizeof buf), EINTR);
+    CHECK_ERR(recv(c, buf, sizeof buf, 0), EINTR);
+    CHECK_ERR(__recv_chk(c, buf, sizeof buf, sizeof buf, 0), EINTR);
+    CHECK_ERR(recvfrom(c, buf, sizeof buf, 0, NULL, NULL), EINTR);
+    CHECK_ERR(__recvfrom_chk(c, buf, sizeof buf, sizeof buf, 0, NULL, NULL), EINTR);
+    CHECK_ERR(recvmsg(c, &mh, 0), EINTR);
+    interrupt_done(&k);
+    CHECK_ERR(recv(c, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+    struct timeval tv = {0, 20000};
+    CHECK(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
+    CHECK_ERR(recv(c, buf, sizeof buf, 0), EAGAIN);
+    CHECK_ERR(read(c, buf, sizeof buf), EAGAIN);
+    CHECK_RET(write(s, "abcdefg", 7), 7);
+    CHECK_ERR(recv(c, bad_ptr, 4, 0), EFAULT);
+    CHECK_RET(recv(c, buf, 2, MSG_PEEK), 2);
+    CHECK_RET(read(c, buf, 2), 2);
+    CHECK(memcmp(buf, "ab", 2) == 0);
+    CHECK_RET(recv(c, buf, 1, 0), 1);
+    CHECK(buf[0] == 'c');
+    CHECK_RET(recvfrom(c, buf, 1, 0, NULL, NULL), 1);
+    CHECK(buf[0] == 'd');
+    iov.iov_len = 3;
+    CHECK_RET(recvmsg(c, &mh, 0), 3);
+    CHECK(memcmp(buf, "efg", 3) == 0);
+    close(s);
+    CHECK_RET(recv(c, buf, sizeof buf, 0), 0); /* the peer closed */
+    CHECK_RET(read(c, buf, sizeof buf), 0);
+    close(c);
+    CHECK_ERR(recv(c, buf, sizeof buf, 0), EBADF);
+    CHECK_ERR(read(c, buf, sizeof buf), EBADF);
+    int fd = open("/dev/null", O_RDONLY);
+    CHECK_ERR(recv(fd, buf, sizeof buf, 0), ENOTSOCK);
+    close(fd);
+    close(l);
+}
+
 /* A pipe whose read end is in an epoll set: its writes are wakes. */
 static void test_pipe_epoll(void)
 {
@@ -1314,6 +1379,7 @@ int main(void)
     test_eventfd();
     test_files();
     test_sockets();
+    test_socket_waits();
     test_pipe_epoll();
     test_locks();
     test_threads();
