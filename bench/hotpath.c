@@ -46,6 +46,9 @@
  *                 the hook (park + unpark)
  *   sem_park      sem_post, then sem_wait, which takes it: no syscall (wake,
  *                 park, unpark)
+ *   sock_park     recv with MSG_PEEK of the byte a blocking socket holds:
+ *                 returns it at once (park + unpark: a thread-per-connection
+ *                 server's wait for its peer)
  *   app           dial9_event (include/dial9.h), an application event; its
  *                 "libc" side, and the call without the agent, is an empty
  *                 function of the same type (app event)
@@ -53,6 +56,8 @@
  * 12-100 us here, too long to see ns in).
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
+ *   sock_recv     recv on that socket, EAGAIN (not recorded: an event
+ *                 loop's receive, one byte load in the agent)
  *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
  *                 timed as a possible slow syscall, two stamps, not recorded
  *   file_openclose  open + close of that file (both timed, not recorded)
@@ -104,11 +109,14 @@ enum mode {
     M_COND_PARK,
     M_SEM_PARK,
     M_APP,
+    M_SOCK_RECV,
+    M_SOCK_PARK,
 };
 static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
                                          "epoll_nowait", "epoll_park", "futex_park", "mutex",
                                          "sock_read",    "file_pread", "file_openclose", "pipe_wake",
-                                         "poll_park",    "cond_park",  "sem_park",   "app"};
+                                         "poll_park",    "cond_park",  "sem_park",   "app",
+                                         "sock_recv",    "sock_park"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -118,6 +126,7 @@ struct calls {
     long (*syscall)(long, ...);
     ssize_t (*write)(int, const void *, size_t);
     ssize_t (*read)(int, void *, size_t);
+    ssize_t (*recv)(int, void *, size_t, int);
     ssize_t (*pread)(int, void *, size_t, off_t);
     int (*epoll_wait)(int, struct epoll_event *, int, int);
     int (*mutex_lock)(pthread_mutex_t *);
@@ -140,7 +149,7 @@ static __attribute__((noinline)) int no_event(int id, long long value)
 
 /* event: dial9_event when the agent is preloaded, else no_event (main). */
 static struct calls program = {
-    pthread_cond_signal, syscall, write, read, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
+    pthread_cond_signal, syscall, write, read, recv, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
     poll, pthread_cond_timedwait, sem_post, sem_wait, no_event,
 };
 
@@ -155,6 +164,7 @@ static int libc_calls(struct calls *c)
     c->syscall = (long (*)(long, ...))dlsym(h, "syscall");
     c->write = (ssize_t(*)(int, const void *, size_t))dlsym(h, "write");
     c->read = (ssize_t(*)(int, void *, size_t))dlsym(h, "read");
+    c->recv = (ssize_t(*)(int, void *, size_t, int))dlsym(h, "recv");
     c->pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(h, "pread");
     c->epoll_wait = (int (*)(int, struct epoll_event *, int, int))dlsym(h, "epoll_wait");
     c->mutex_lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
@@ -180,6 +190,7 @@ struct fixture {
     pthread_cond_t held; /* cond_signal's: HELD_COND_INITIALIZER */
     pthread_mutex_t mu;
     int word, efd, ep, sock, ffd;
+    int bsock; /* a blocking socket holding one byte (sock_park) */
     int pipe_w; /* write end of a pipe whose read end is in an epoll set */
     int app_id; /* app's event name */
     sem_t sem;
@@ -220,6 +231,8 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
             c->sem_wait(&fx->sem);
             break;
         case M_APP: c->event(fx->app_id, i); break;
+        case M_SOCK_RECV: (void)!c->recv(fx->sock, &byte, 1, 0); break;
+        case M_SOCK_PARK: (void)!c->recv(fx->bsock, &byte, 1, MSG_PEEK); break;
         }
     }
 }
@@ -290,7 +303,8 @@ int main(int argc, char **argv)
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
         fprintf(stderr,
                 "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|"
-                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park|app "
+                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park|app|"
+                "sock_recv|sock_park "
                 "N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
@@ -322,6 +336,10 @@ int main(int argc, char **argv)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp) != 0)
         return 1;
     fx.sock = sp[0];
+    int bp[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, bp) != 0 || write(bp[1], "x", 1) != 1)
+        return 1;
+    fx.bsock = bp[0];
     int pp[2], ep2 = epoll_create1(0);
     struct epoll_event pev = {.events = EPOLLIN};
     if (pipe2(pp, O_NONBLOCK) != 0 || ep2 < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &pev) != 0)
