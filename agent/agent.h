@@ -244,6 +244,10 @@ static inline int d9_sched_due(uint64_t now)
 /* Emits PARK (flushing pending POLL_NOWAIT first). Returns 1 when recorded,
  * so the caller knows to emit the matching UNPARK. Both preserve errno. */
 int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns);
+/* d9_park stamped ts (a d9_stamp_if_recording() taken earlier, 0: now), the
+ * POLL_NOWAIT it flushes too: a park recorded after the call it was
+ * (socket_wait.h). */
+int d9_park_at(uint64_t ts, uint8_t call, uint64_t target, int64_t timeout_ns);
 void d9_unpark(uint8_t call, int64_t result);
 /* d9_unpark's schedstat read when d9_sched_due, out of line (d9_busy held inside). */
 void d9_unpark_schedstat(struct d9_slot *s, uint64_t ts);

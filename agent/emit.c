@@ -125,13 +125,16 @@ long d9_emit_slow_ret(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint6
     return ret;
 }
 
-void d9_flush_nowait(struct d9_slot *s)
+/* ts: the stamp of the flush (0: now). */
+static void flush_nowait_at(struct d9_slot *s, uint64_t ts)
 {
     if (d9_tls.nowait_count) {
-        d9_slot_push(s, d9_stamp(), D9_EV_POLL_NOWAIT, d9_tls.nowait_call, d9_tls.nowait_count, 0);
+        d9_slot_push(s, ts ? ts : d9_stamp(), D9_EV_POLL_NOWAIT, d9_tls.nowait_call, d9_tls.nowait_count, 0);
         d9_tls.nowait_count = 0;
     }
 }
+
+void d9_flush_nowait(struct d9_slot *s) { flush_nowait_at(s, 0); }
 
 void d9_sched_poke(void)
 {
@@ -155,20 +158,22 @@ void d9_note_nowait(uint8_t call)
 
 /* Park and unpark are every event loop's per-iteration cost: the pushes are
  * inlined here, and the pending-poll flush is only called when one is due. */
-int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns)
+int d9_park_at(uint64_t ts, uint8_t call, uint64_t target, int64_t timeout_ns)
 {
     struct d9_slot *s = recording_slot();
     if (!s)
         return 0;
     enter();
     if (D9_UNLIKELY(d9_tls.nowait_count))
-        d9_flush_nowait(s);
-    uint64_t now = d9_stamp();
+        flush_nowait_at(s, ts);
+    uint64_t now = ts ? ts : d9_stamp();
     int ok = push_at(s, now, D9_EV_PARK, call, 0, 0, target, (uint64_t)timeout_ns) == 0;
     d9_sched_park(now);
     leave();
     return ok;
 }
+
+int d9_park(uint8_t call, uint64_t target, int64_t timeout_ns) { return d9_park_at(0, call, target, timeout_ns); }
 
 void d9_unpark(uint8_t call, int64_t result)
 {

@@ -9,8 +9,8 @@
  * goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
  * can tie the fd to the epoll set a thread parks on. Sockets carry whether
- * they block (fdtable.h): accept on a blocking one parks, as reads do
- * (hooks_socket.c).
+ * they block (fdtable.h): accept on a blocking one parks, as reads do, and
+ * a write to one that waited is a park (socket_wait.h).
  * Creating, duplicating and closing calls are also timed as slow syscalls.
  * Closing one of the agent's own fds (close, close_range, closefrom, dup2
  * or dup3 onto it) is told to the segment layer first, which stops using
@@ -33,6 +33,7 @@
 #include "log.h"
 #include "real.h"
 #include "segment.h"
+#include "socket_wait.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -545,12 +546,17 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
     return pipe_write_glibc(real, fd, buf, n);
 }
 
+/* A write to a blocking socket: a park when it waited (socket_wait.h). */
+D9_SOCKET_SEND_FN(ssize_t, write, D9_CALL_WRITE, (int fd, const void *buf, size_t n), (fd, buf, n))
+
 /* write()'s parameters first: entered by a jump, with no register moves. */
 __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, size_t n,
                                                        ssize_t (*real)(int, const void *, size_t), unsigned b)
 {
     if (b & D9_FDK_WAKER)
         return pipe_write_hook(real, fd, buf, n, b);
+    if (b == D9_FD_BLOCKING_SOCKET)
+        return write_sent(fd, buf, n, real);
     if (b == D9_FD_FILE) {
         struct d9_timed t0 = d9_slow_start();
         ssize_t ret = real(fd, buf, n); /* not made directly: direct.h */

@@ -106,6 +106,10 @@
     X(ssize_t, __recvfrom_chk, (int, void *, size_t, size_t, int,              \
                                 struct sockaddr *, socklen_t *), NULL)         \
     X(ssize_t, recvmsg, (int, struct msghdr *, int), NULL)                     \
+    X(ssize_t, send, (int, const void *, size_t, int), NULL)                   \
+    X(ssize_t, sendto, (int, const void *, size_t, int,                        \
+                        const struct sockaddr *, socklen_t), NULL)             \
+    X(ssize_t, sendmsg, (int, const struct msghdr *, int), NULL)               \
     X(ssize_t, pread, (int, void *, size_t, off_t), NULL)                      \
     X(ssize_t, pread64, (int, void *, size_t, off_t), NULL)                    \
     X(ssize_t, pwrite, (int, const void *, size_t, off_t), NULL)               \

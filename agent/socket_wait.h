@@ -5,6 +5,11 @@
  * (fdtable.h); an event loop's non-blocking sockets pass straight through
  * after one byte load. The park's target is the fd; its timeout -1
  * (SO_RCVTIMEO is not read: a call it ends unparks with -EAGAIN).
+ * A send or write on a blocking socket nearly always returns at once (the
+ * data goes to the socket's buffer): it is timed, and it is a park only
+ * when it took at least DIAL9_SLOW_SYSCALL_US, the time a thread held by a
+ * slow reader spends waiting. That park is recorded once the call returns,
+ * stamped at its start.
  */
 #ifndef DIAL9_SOCKET_WAIT_H
 #define DIAL9_SOCKET_WAIT_H
@@ -21,6 +26,23 @@
     {                                                                          \
         type ret_;                                                             \
         D9_PARKED(ret_, (call), fd, -1, real_ args, D9_RES_ERRNO);             \
+        return ret_;                                                           \
+    }
+
+/* The PARK and UNPARK of a send that took t0 to now (hooks_socket.c).
+ * Cold; preserves errno. */
+void d9_send_waited(uint64_t t0, uint8_t call, int fd, int64_t result) D9_HIDDEN;
+
+/* name##_sent(args..., real_): the real call, timed; a park of call when
+ * it took at least DIAL9_SLOW_SYSCALL_US. Out of line, as above. */
+#define D9_SOCKET_SEND_FN(type, name, call, params, args)                      \
+    __attribute__((noinline)) static type name##_sent(D9_UNPAREN params,       \
+                                                      __typeof__(d9_real.name) real_) \
+    {                                                                          \
+        struct d9_timed t_ = d9_slow_start();                                  \
+        type ret_ = real_ args;                                                \
+        if (t_.t0 && D9_UNLIKELY(d9_stamp_like(t_.t0) - t_.t0 >= t_.limit))   \
+            d9_send_waited(t_.t0, (call), fd, D9_RES_ERRNO(ret_));             \
         return ret_;                                                           \
     }
 

@@ -77,7 +77,12 @@ enum d9_call {
      * __recv_chk, __recvfrom_chk) on a blocking socket (target = the fd).
      * On a blocking socket, read (26) and accept/accept4 (20, 21) park too. */
     D9_CALL_RECV = 42,
-    D9_CALL_COUNT = 43
+    /* A park in send, sendto or sendmsg on a blocking socket that took at
+     * least DIAL9_SLOW_SYSCALL_US: the peer had not taken the data (target
+     * = the fd); write (27) on a blocking socket likewise. Recorded once
+     * the call returns, the PARK stamped at its start. */
+    D9_CALL_SEND = 43,
+    D9_CALL_COUNT = 44
 };
 
 /* fd kinds (slow_syscall fd_kind), learned from the call that made the fd. */
@@ -102,7 +107,7 @@ enum d9_sched_source { D9_SCHED_SCHEDSTAT = 1 /* /proc/thread-self/schedstat run
      "pread",       "pwrite",      "fsync",           "fdatasync",             \
      "getaddrinfo", "mmap",        "munmap",          "mutex_lock",            \
      "rwlock_rdlock", "rwlock_wrlock", "pipe_write",  "join",   \
-     "signal_wait", "child_wait", "recv"}
+     "signal_wait", "child_wait", "recv",   "send"}
 
 static inline const char *d9_call_name(unsigned call)
 {

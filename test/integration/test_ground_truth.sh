@@ -70,9 +70,19 @@ for t in truth["threads"]:
     if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
         errors.append("%s: no join parked on a thread it joined while it ran" % label)
     # A wait on a blocking socket parks on its fd, infinite timeout.
-    sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4")]
+    sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write")]
     expect(label + " socket park targets", [e["target"] for e in sock], t["socket_fds"])
     expect(label + " socket park timeouts", {e.get("timeout_ns") for e in sock} - {-1}, set())
+    # A send or write parks only when it waited: these waited 20 ms for the
+    # server to drain (1 ms is DIAL9_SLOW_SYSCALL_US, the least such a park lasts).
+    opened, sent = None, []
+    for e in ev:
+        if e["type"] == "park":
+            opened = e
+        elif e["type"] == "unpark" and opened and opened["call"] in ("send", "write"):
+            sent.append(e["ts"] - opened["ts"])
+    short = [d for d in sent if d < 10000000]
+    expect(label + " send and write parks shorter than 10 ms", short, [])
     # Deadlines reach the trace as timeouts relative to the park (the writer
     # converts them, agent/clock.h): up to 100 ms under wait_ns (the program
     # read its clock before the call), at most 1 ms over (the TSC line).

@@ -30,6 +30,9 @@
  * (call accept, accept4, read or recv), listed in "socket_fds" with the fd
  * it waits on; its calls that cannot wait (MSG_DONTWAIT, a socket made
  * non-blocking by fcntl, SOCK_NONBLOCK from socket or accept4) are none.
+ * gt-sock-cli sends with MSG_DONTWAIT (never a park), but for a send and
+ * a write into a full blocking socketpair, which wait 20 ms for the server
+ * to drain it: parks (call send, write), in "socket_fds" too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -400,7 +403,7 @@ static void send_signals(struct gt_thread *t)
 /* ---- Blocking sockets: gt-sock-srv serves gt-sock-cli ----------------- */
 
 #define SOCK_BYTES 10 /* the bytes the client sends one at a time, 1 ms apart */
-static _Atomic int sock_port, sock_phase;
+static _Atomic int sock_port, sock_phase, full_pair;
 
 /* The server's call on a blocking socket fd: a park of call. */
 static void sock_parked(unsigned call, int fd, long ret, const char *what)
@@ -430,6 +433,30 @@ extern ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 extern ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 extern ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
                               socklen_t *alen);
+
+/* Sends to fd until its buffer is full. */
+static void fill(int fd)
+{
+    static const char block[1024];
+    while (send(fd, block, sizeof block, MSG_DONTWAIT) > 0)
+        ;
+    if (errno != EAGAIN)
+        die("fill");
+}
+
+/* After phase, 20 ms, then everything the client's full pair holds; then
+ * phase + 1. */
+static void drain_after(int phase)
+{
+    wait_phase(phase);
+    struct timespec d = {0, 20000000};
+    nanosleep(&d, NULL);
+    PARKED(D9_CALL_NANOSLEEP);
+    char buf[4096];
+    while (recv(atomic_load(&full_pair), buf, sizeof buf, MSG_DONTWAIT) > 0)
+        ;
+    atomic_store(&sock_phase, phase + 1);
+}
 
 static void sock_server(void)
 {
@@ -477,11 +504,15 @@ static void sock_server(void)
         sched_yield();
     /* A blocking socketpair: its read parks even when data is waiting. */
     int sp[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || write(sp[1], "x", 1) != 1)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) || send(sp[1], "x", 1, MSG_DONTWAIT) != 1)
         die("socketpair");
     sock_parked(D9_CALL_RECV, sp[0], recv(sp[0], b, 1, 0), "recv on a socketpair");
     close(sp[0]);
     close(sp[1]);
+    drain_after(3);
+    drain_after(5);
+    wait_phase(7);
+    close(atomic_load(&full_pair));
     close(c2);
     close(c);
     close(nb);
@@ -507,18 +538,35 @@ static void sock_client(void)
         struct timespec d = {0, 1000000}; /* the server's read waits */
         nanosleep(&d, NULL);
         PARKED(D9_CALL_NANOSLEEP);
-        if (write(fd, "x", 1) != 1)
-            die("client write");
+        if (send(fd, "x", 1, MSG_DONTWAIT) != 1) /* not timed: no send park */
+            die("client send");
     }
     wait_phase(1);
-    if (send(fd, "y", 1, 0) != 1)
+    if (send(fd, "y", 1, MSG_DONTWAIT) != 1)
         die("client send");
     close(fd);
     fd = sock_connect();
     wait_phase(2);
-    if (write(fd, "z", 1) != 1)
-        die("client write 2");
+    if (send(fd, "z", 1, MSG_DONTWAIT) != 1)
+        die("client send 2");
     close(fd);
+    /* A send, then a write, into a full blocking socketpair: each waits
+     * until gt-sock-srv drains it, 20 ms later, and so parks. */
+    int sp[2], small = 4096;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
+        setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small))
+        die("socketpair to fill");
+    atomic_store(&full_pair, sp[1]);
+    fill(sp[0]);
+    atomic_store(&sock_phase, 3);
+    sock_parked(D9_CALL_SEND, sp[0], send(sp[0], "s", 1, 0), "send into a full socket");
+    wait_phase(4); /* drained */
+    fill(sp[0]);
+    atomic_store(&sock_phase, 5);
+    sock_parked(D9_CALL_WRITE, sp[0], write(sp[0], "w", 1), "write into a full socket");
+    wait_phase(6);
+    atomic_store(&sock_phase, 7); /* the server may close its end now */
+    close(sp[0]);
 }
 
 static pid_t main_tid;

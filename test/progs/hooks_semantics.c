@@ -908,6 +908,46 @@ static void test_socket_waits(void)
     close(l);
 }
 
+/* Sends into a blocking socket (timed; a park under the agent when one
+ * waits): the count, EINTR and EAGAIN (SO_SNDTIMEO, MSG_DONTWAIT) while its
+ * buffer is full, EPIPE, EFAULT, and EBADF and ENOTSOCK passed through. */
+static void test_socket_sends(void)
+{
+    int sv[2], small = 4096;
+    CHECK_RET(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    CHECK(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0);
+    char buf[1024] = {0};
+    struct iovec iov = {buf, 3};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    CHECK_RET(send(sv[0], "ab", 2, 0), 2);
+    CHECK_RET(sendto(sv[0], "cd", 2, 0, NULL, 0), 2);
+    CHECK_RET(sendmsg(sv[0], &mh, 0), 3);
+    CHECK_RET(write(sv[0], "e", 1), 1);
+    CHECK_ERR(send(sv[0], bad_ptr, 4, 0), EFAULT);
+    while (send(sv[0], buf, sizeof buf, MSG_DONTWAIT) > 0) /* full */
+        ;
+    CHECK_ERR(send(sv[0], buf, 1, MSG_DONTWAIT), EAGAIN);
+    struct kicker k;
+    interrupt_after(&k, 20);
+    CHECK_ERR(send(sv[0], buf, 1, 0), EINTR);
+    CHECK_ERR(sendto(sv[0], buf, 1, 0, NULL, 0), EINTR);
+    CHECK_ERR(sendmsg(sv[0], &mh, 0), EINTR);
+    CHECK_ERR(write(sv[0], buf, 1), EINTR);
+    interrupt_done(&k);
+    struct timeval tv = {0, 20000};
+    CHECK(setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0);
+    CHECK_ERR(send(sv[0], buf, 1, 0), EAGAIN);
+    CHECK_ERR(write(sv[0], buf, 1), EAGAIN);
+    close(sv[1]);
+    CHECK_ERR(send(sv[0], buf, 1, 0), EPIPE); /* SIGPIPE is ignored */
+    CHECK_ERR(write(sv[0], buf, 1), EPIPE);
+    close(sv[0]);
+    CHECK_ERR(send(sv[0], buf, 1, 0), EBADF);
+    int fd = open("/dev/null", O_WRONLY);
+    CHECK_ERR(send(fd, buf, 1, 0), ENOTSOCK);
+    close(fd);
+}
+
 /* A pipe whose read end is in an epoll set: its writes are wakes. */
 static void test_pipe_epoll(void)
 {
@@ -1380,6 +1420,7 @@ int main(void)
     test_files();
     test_sockets();
     test_socket_waits();
+    test_socket_sends();
     test_pipe_epoll();
     test_locks();
     test_threads();
