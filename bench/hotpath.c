@@ -58,6 +58,8 @@
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
  *   sock_recv     recv on that socket, EAGAIN (not recorded: an event
  *                 loop's receive, one byte load in the agent)
+ *   sock_send     a 0-byte send on that socket, 0 (not recorded: an event
+ *                 loop's send)
  *   file_pread    1-byte pread of a regular file in $TMPDIR (default /tmp):
  *                 timed as a possible slow syscall, two stamps, not recorded
  *   file_openclose  open + close of that file (both timed, not recorded)
@@ -111,12 +113,13 @@ enum mode {
     M_APP,
     M_SOCK_RECV,
     M_SOCK_PARK,
+    M_SOCK_SEND,
 };
 static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
                                          "epoll_nowait", "epoll_park", "futex_park", "mutex",
                                          "sock_read",    "file_pread", "file_openclose", "pipe_wake",
                                          "poll_park",    "cond_park",  "sem_park",   "app",
-                                         "sock_recv",    "sock_park"};
+                                         "sock_recv",    "sock_park",  "sock_send"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -127,6 +130,7 @@ struct calls {
     ssize_t (*write)(int, const void *, size_t);
     ssize_t (*read)(int, void *, size_t);
     ssize_t (*recv)(int, void *, size_t, int);
+    ssize_t (*send)(int, const void *, size_t, int);
     ssize_t (*pread)(int, void *, size_t, off_t);
     int (*epoll_wait)(int, struct epoll_event *, int, int);
     int (*mutex_lock)(pthread_mutex_t *);
@@ -149,7 +153,7 @@ static __attribute__((noinline)) int no_event(int id, long long value)
 
 /* event: dial9_event when the agent is preloaded, else no_event (main). */
 static struct calls program = {
-    pthread_cond_signal, syscall, write, read, recv, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
+    pthread_cond_signal, syscall, write, read, recv, send, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
     poll, pthread_cond_timedwait, sem_post, sem_wait, no_event,
 };
 
@@ -165,6 +169,7 @@ static int libc_calls(struct calls *c)
     c->write = (ssize_t(*)(int, const void *, size_t))dlsym(h, "write");
     c->read = (ssize_t(*)(int, void *, size_t))dlsym(h, "read");
     c->recv = (ssize_t(*)(int, void *, size_t, int))dlsym(h, "recv");
+    c->send = (ssize_t(*)(int, const void *, size_t, int))dlsym(h, "send");
     c->pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(h, "pread");
     c->epoll_wait = (int (*)(int, struct epoll_event *, int, int))dlsym(h, "epoll_wait");
     c->mutex_lock = (int (*)(pthread_mutex_t *))dlsym(h, "pthread_mutex_lock");
@@ -233,6 +238,7 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_APP: c->event(fx->app_id, i); break;
         case M_SOCK_RECV: (void)!c->recv(fx->sock, &byte, 1, 0); break;
         case M_SOCK_PARK: (void)!c->recv(fx->bsock, &byte, 1, MSG_PEEK); break;
+        case M_SOCK_SEND: (void)!c->send(fx->sock, &byte, 0, 0); break;
         }
     }
 }
@@ -304,7 +310,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|"
                 "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park|app|"
-                "sock_recv|sock_park "
+                "sock_recv|sock_park|sock_send "
                 "N [WARM [BLOCK [EVICT]]]\n",
                 argv[0]);
         return 2;
