@@ -25,7 +25,7 @@ void d9_fd_set_pipe(int rd, int wr, int flags)
 {
     if (tracked(rd)) {
         atomic_store_explicit(&d9_fd_peers[rd], wr, memory_order_relaxed);
-        d9_fd_put(rd, D9_FD_PIPE);
+        d9_fd_put(rd, D9_FD_PIPE | (flags & O_NONBLOCK ? 0 : D9_FDK_BLOCKING));
     }
     if (tracked(wr)) {
         atomic_store_explicit(&d9_fd_peers[wr], rd, memory_order_relaxed);
@@ -36,7 +36,7 @@ void d9_fd_set_pipe(int rd, int wr, int flags)
 /* The write end paired with read end rd, when both ends still say so. */
 static int write_end_of(int rd)
 {
-    if (d9_fd_byte(rd) != D9_FD_PIPE)
+    if (!d9_fd_pipe_read_end(d9_fd_byte(rd)))
         return -1;
     int wr = atomic_load_explicit(&d9_fd_peers[rd], memory_order_relaxed);
     if (!tracked(wr) || !(d9_fd_byte(wr) & D9_FDK_PIPE_W) ||
@@ -47,7 +47,7 @@ static int write_end_of(int rd)
 
 int d9_fd_pipe_watched(int rd)
 {
-    if (!tracked(rd) || d9_fd_byte(rd) != D9_FD_PIPE)
+    if (!tracked(rd) || !d9_fd_pipe_read_end(d9_fd_byte(rd)))
         return 0;
     int wr = write_end_of(rd);
     if (wr >= 0)
@@ -58,8 +58,8 @@ int d9_fd_pipe_watched(int rd)
 void d9_fd_set_nonblock(int fd, int nonblock)
 {
     unsigned b = d9_fd_byte(fd);
-    if ((b & D9_FDK_KIND) == D9_FD_SOCKET) {
-        d9_fd_put(fd, d9_fd_socket_byte(nonblock ? O_NONBLOCK : 0));
+    if ((b & D9_FDK_KIND) == D9_FD_SOCKET || d9_fd_pipe_read_end(b)) { /* its reads wait, or not */
+        d9_fd_put(fd, (b & D9_FDK_KIND) | (nonblock ? 0 : D9_FDK_BLOCKING));
         return;
     }
     if (!(b & D9_FDK_PIPE_W))

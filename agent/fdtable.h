@@ -23,12 +23,17 @@
 #define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
 #define D9_FDK_NONBLOCK 0x20u /* ... made or set O_NONBLOCK through this fd (not a copy):
                                * a write never waits (d9_fd_set_nonblock) */
-#define D9_FDK_BLOCKING 0x40u /* a socket in blocking mode: made so (socket, socketpair,
-                               * accept without SOCK_NONBLOCK) or set so (F_SETFL, FIONBIO)
-                               * through this fd or one it was copied from. A read, recv or
-                               * accept on it waits for the peer: a park (hooks_socket.c) */
+#define D9_FDK_BLOCKING 0x40u /* a socket or a pipe's read end in blocking mode: made so
+                               * (socket, socketpair, accept without SOCK_NONBLOCK; pipe,
+                               * pipe2 without O_NONBLOCK) or set so (F_SETFL, FIONBIO)
+                               * through this fd or one it was copied from. A read (a recv,
+                               * an accept) on it waits for the peer: a park (socket_wait.h) */
 /* The whole byte of a blocking socket (a socket's byte has no other flag). */
 #define D9_FD_BLOCKING_SOCKET (D9_FD_SOCKET | D9_FDK_BLOCKING)
+
+/* b is a pipe's read end: its kind without a write end's flags (the
+ * blocking flag aside). */
+static inline int d9_fd_pipe_read_end(unsigned b) { return (b & ~D9_FDK_BLOCKING) == D9_FD_PIPE; }
 
 /* The byte of a new socket made with these SOCK_* type flags or accept4
  * flags (SOCK_NONBLOCK is O_NONBLOCK). */
@@ -76,10 +81,10 @@ void d9_fd_set_pipe(int rd, int wr, int flags);
  * O_NONBLOCK (nonblock 1) or blocking (0): a pipe write end keeps which. Set through the fd that has the
  * flag; cleared through it or a copy of it. (A raw system call that clears
  * it is not seen: a blocking write may then be made directly, which a
- * pthread_cancel reaches only once it returns.) A socket keeps
- * D9_FDK_BLOCKING on fd alone: its other copies keep what they had (a
- * socket made non-blocking through a copy then parks for calls that return
- * EAGAIN at once: a short park, never a changed call). */
+ * pthread_cancel reaches only once it returns.) A socket or a pipe's read
+ * end keeps D9_FDK_BLOCKING on fd alone: its other copies keep what they
+ * had (one made non-blocking through a copy then parks for calls that
+ * return EAGAIN at once: a short park, never a changed call). */
 void d9_fd_set_nonblock(int fd, int nonblock);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth
@@ -119,7 +124,7 @@ void d9_fd_forget_pipe(int rd);
  * knew stays a load. */
 static inline void d9_fd_forget_byte(int fd, unsigned b)
 {
-    if (__builtin_expect(b == D9_FD_PIPE, 0))
+    if (__builtin_expect(d9_fd_pipe_read_end(b), 0))
         d9_fd_forget_pipe(fd);
     else if (b)
         atomic_store_explicit(&d9_fd_kinds[fd], 0, memory_order_relaxed);

@@ -61,12 +61,12 @@ static inline void tbl_copy(int fd, struct d9_fd_copy_of from)
 
 /* F_SETFL or FIONBIO succeeded. In a vfork child the table is the parent's,
  * whose fd of that number may be another description: only the change
- * that errs safe is made there, a pipe end's nonblock flag cleared (its
- * writes then go through glibc) or a socket's blocking flag (its reads then
- * do not park). */
+ * that errs safe is made there, a pipe write end's nonblock flag cleared
+ * (its writes then go through glibc) or the blocking flag of a socket or a
+ * read end (its reads then do not park). */
 static inline void tbl_nonblock(int fd, int nonblock)
 {
-    int safe = d9_fd_kind(fd) == D9_FD_SOCKET ? nonblock : !nonblock;
+    int safe = (d9_fd_byte(fd) & D9_FDK_PIPE_W) ? !nonblock : nonblock;
     if (safe || !fds_untouched())
         d9_fd_set_nonblock(fd, nonblock);
 }
@@ -607,7 +607,7 @@ static int ctl_tracked(int fd, int op)
     unsigned b = d9_fd_byte(fd);
     if ((b & D9_FDK_KIND) == D9_FD_EVENTFD)
         return 1;
-    if (b != D9_FD_PIPE) /* only a read end has the bare PIPE byte */
+    if (!d9_fd_pipe_read_end(b))
         return 0;
     return op == EPOLL_CTL_ADD ? d9_fd_pipe_watched(fd) : 1;
 }

@@ -4,8 +4,9 @@
  * Interposers here are only timed; the calls that also make, copy or close
  * fds (open, socket, accept, dup, close, write) are in hooks_fd.c.
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
- * long read is waiting for a peer, not a stall; on a blocking socket read
- * (and glibc's fortified __read_chk) parks instead (socket_wait.h). A
+ * long read is waiting for a peer, not a stall; on a blocking socket or
+ * pipe read end read (and glibc's fortified __read_chk) parks instead
+ * (socket_wait.h). A
  * timed pread or pwrite is made with the syscall instruction when direct.h
  * allows; a timed read goes through glibc (direct.h: why not).
  */
@@ -52,7 +53,7 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
     } while (0)
 
 /* An interposer timed only when its fd is a regular file, and with parks
- * (1) parked on a blocking socket. The plain path (other sockets, pipes:
+ * (1) parked on a blocking socket or pipe read end. The plain path (other sockets, pipes:
  * nearly every call) keeps no frame: the timed and parked calls and the
  * first call's resolve are out of line, and the timed one takes the real
  * function last, so the arguments stay in their registers. timed: the call
@@ -71,9 +72,9 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
     {                                                                          \
         D9_REAL_OR_PLAIN(real_, name, args);                                   \
         unsigned b_ = d9_fd_byte(fd);                                          \
-        if (D9_LIKELY(b_ != D9_FD_FILE) && (!(parks) || D9_LIKELY(b_ != D9_FD_BLOCKING_SOCKET))) \
+        if (D9_LIKELY(b_ != D9_FD_FILE) && (!(parks) || D9_LIKELY(!(b_ & D9_FDK_BLOCKING)))) \
             return real_ args;                                                 \
-        if ((parks) && b_ == D9_FD_BLOCKING_SOCKET)                            \
+        if ((parks) && (b_ & D9_FDK_BLOCKING))                                 \
             return name##_parked(D9_UNPAREN args, real_);                      \
         return name##_timed(D9_UNPAREN args, real_);                           \
     }

@@ -1,7 +1,8 @@
 /* socket_wait.h - a wait for a peer on a blocking socket is a park.
  * A thread-per-connection server's threads spend their idle time in read,
  * recv or accept on blocking sockets; without these parks they showed busy
- * for all of it. Which sockets block is the fd table's D9_FDK_BLOCKING
+ * for all of it. A read of a blocking pipe (a child's output, a
+ * multiprocessing result) parks the same way. Which sockets block is the fd table's D9_FDK_BLOCKING
  * (fdtable.h); an event loop's non-blocking sockets pass straight through
  * after one byte load. The park's target is the fd; its timeout -1
  * (SO_RCVTIMEO is not read: a call it ends unparks with -EAGAIN).

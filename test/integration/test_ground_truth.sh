@@ -69,9 +69,9 @@ for t in truth["threads"]:
                       % (label, targets, t["joined"], t["joined_live"]))
     if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
         errors.append("%s: no join parked on a thread it joined while it ran" % label)
-    # A wait on a blocking socket parks on its fd, infinite timeout.
+    # A wait on a blocking socket or pipe parks on its fd, infinite timeout.
     sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write")]
-    expect(label + " socket park targets", [e["target"] for e in sock], t["socket_fds"])
+    expect(label + " socket park targets", [e["target"] for e in sock], t["fd_parks"])
     expect(label + " socket park timeouts", {e.get("timeout_ns") for e in sock} - {-1}, set())
     # A send or write parks only when it waited: these waited 20 ms for the
     # server to drain (1 ms is DIAL9_SLOW_SYSCALL_US, the least such a park lasts).

@@ -27,12 +27,14 @@
  * main thread waits for it), whose tid the park's target must be.
  * gt-sock-srv serves gt-sock-cli over blocking TCP sockets on 127.0.0.1:
  * every accept, read and receive it makes on a blocking socket is a park
- * (call accept, accept4, read or recv), listed in "socket_fds" with the fd
+ * (call accept, accept4, read or recv), listed in "fd_parks" with the fd
  * it waits on; its calls that cannot wait (MSG_DONTWAIT, a socket made
  * non-blocking by fcntl, SOCK_NONBLOCK from socket or accept4) are none.
  * gt-sock-cli sends with MSG_DONTWAIT (never a park), but for a send and
  * a write into a full blocking socketpair, which wait 20 ms for the server
- * to drain it: parks (call send, write), in "socket_fds" too.
+ * to drain it: parks (call send, write), in "fd_parks" too. Then the
+ * server reads a blocking pipe and one made blocking by F_SETFL (parks,
+ * call read), the latter first while it is non-blocking (no park).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,7 +76,7 @@ struct gt_thread {
     unsigned timed[D9_CALL_COUNT]; /* parks of those with a WAIT_NS timeout */
     pid_t joined[MAX_THREADS], joined_live[MAX_THREADS];
     int njoined, njoined_live;
-    int socket_fds[32], nsocket_fds; /* the fd of each park on a blocking socket */
+    int fd_parks[32], nfd_parks; /* the fd of each park on a blocking socket or pipe */
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -403,7 +405,7 @@ static void send_signals(struct gt_thread *t)
 /* ---- Blocking sockets: gt-sock-srv serves gt-sock-cli ----------------- */
 
 #define SOCK_BYTES 10 /* the bytes the client sends one at a time, 1 ms apart */
-static _Atomic int sock_port, sock_phase, full_pair;
+static _Atomic int sock_port, sock_phase, full_pair, pipe_w, nb_pipe_w;
 
 /* The server's call on a blocking socket fd: a park of call. */
 static void sock_parked(unsigned call, int fd, long ret, const char *what)
@@ -411,7 +413,7 @@ static void sock_parked(unsigned call, int fd, long ret, const char *what)
     if (ret < 0)
         die(what);
     PARKED(call);
-    me->socket_fds[me->nsocket_fds++] = fd;
+    me->fd_parks[me->nfd_parks++] = fd;
 }
 
 static int listener(int type)
@@ -513,6 +515,25 @@ static void sock_server(void)
     drain_after(5);
     wait_phase(7);
     close(atomic_load(&full_pair));
+    /* A blocking pipe's read end parks; a non-blocking one's does not, until
+     * F_SETFL makes it blocking. */
+    int pp[2], np[2];
+    if (pipe2(pp, O_CLOEXEC) || pipe2(np, O_CLOEXEC | O_NONBLOCK))
+        die("pipe2");
+    atomic_store(&pipe_w, pp[1]);
+    atomic_store(&nb_pipe_w, np[1]);
+    atomic_store(&sock_phase, 8);
+    sock_parked(D9_CALL_READ, pp[0], read(pp[0], b, 1), "read of a blocking pipe");
+    if (read(np[0], b, 1) >= 0 || errno != EAGAIN)
+        die("read of an empty non-blocking pipe");
+    if (fcntl(np[0], F_SETFL, 0))
+        die("F_SETFL");
+    atomic_store(&sock_phase, 9);
+    sock_parked(D9_CALL_READ, np[0], read(np[0], b, 1), "read of a pipe made blocking");
+    for (int i = 0; i < 2; i++) {
+        close(pp[i]);
+        close(np[i]);
+    }
     close(c2);
     close(c);
     close(nb);
@@ -567,6 +588,15 @@ static void sock_client(void)
     wait_phase(6);
     atomic_store(&sock_phase, 7); /* the server may close its end now */
     close(sp[0]);
+    /* A byte into each of the server's pipes, 5 ms after it starts to wait. */
+    for (int phase = 8; phase <= 9; phase++) {
+        wait_phase(phase);
+        struct timespec d = {0, 5000000};
+        nanosleep(&d, NULL);
+        PARKED(D9_CALL_NANOSLEEP);
+        if (write(atomic_load(phase == 8 ? &pipe_w : &nb_pipe_w), "p", 1) != 1)
+            die("pipe write");
+    }
 }
 
 static pid_t main_tid;
@@ -619,7 +649,7 @@ static void report(struct gt_thread *main_t)
         printf(",\"nowait\":%u", t->nowait);
         print_tids("joined", t->joined, t->njoined);
         print_tids("joined_live", t->joined_live, t->njoined_live);
-        print_tids("socket_fds", t->socket_fds, t->nsocket_fds);
+        print_tids("fd_parks", t->fd_parks, t->nfd_parks);
         printf("}");
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];

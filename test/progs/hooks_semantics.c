@@ -846,7 +846,7 @@ static void test_sockets(void)
     close(s);
 }
 
-/* Waits on blocking sockets (parks under the agent): the data, EOF, EINTR
+/* Waits on blocking sockets and a pipe (parks under the agent): the data, EOF, EINTR
  * from a handler without SA_RESTART, EAGAIN at SO_RCVTIMEO or with
  * MSG_DONTWAIT, EFAULT, and accept's own errors, through each call. */
 static void test_socket_waits(void)
@@ -906,6 +906,20 @@ static void test_socket_waits(void)
     CHECK_ERR(recv(fd, buf, sizeof buf, 0), ENOTSOCK);
     close(fd);
     close(l);
+    /* A blocking pipe's read end waits the same way. */
+    int p[2];
+    CHECK_RET(pipe(p), 0);
+    interrupt_after(&k, 20);
+    CHECK_ERR(read(p[0], buf, sizeof buf), EINTR);
+    CHECK_ERR(__read_chk(p[0], buf, sizeof buf, sizeof buf), EINTR);
+    interrupt_done(&k);
+    CHECK_RET(write(p[1], "pq", 2), 2);
+    CHECK_RET(read(p[0], buf, 1), 1);
+    CHECK_RET(__read_chk(p[0], buf + 1, 1, 1), 1);
+    CHECK(memcmp(buf, "pq", 2) == 0);
+    close(p[1]);
+    CHECK_RET(read(p[0], buf, sizeof buf), 0);
+    close(p[0]);
 }
 
 /* Sends into a blocking socket (timed; a park under the agent when one
