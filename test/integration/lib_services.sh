@@ -36,6 +36,17 @@ d9s_decode_all() {
     d9_decode_to "$D9_TMP/events.jsonl" events --json "$1"
 }
 
+# d9s_stopped PID SECS WHAT LOG TRACE: waits up to SECS for the service PID
+# to exit; fails unless it exited 0 (WHAT names it, LOG says why); then
+# decodes its sealed trace directory under TRACE (d9s_decode_all) and sets
+# D9S_DIR to it.
+d9s_stopped() {
+    d9_wait_exit "$1" "$2"
+    [ "$D9_RC" -eq 0 ] || d9_fail "$3 exited $D9_RC: $(cat "$4")"
+    D9S_DIR=$(d9_sealed_dir "$5" "$1") || exit 1
+    d9s_decode_all "$D9S_DIR"
+}
+
 # Python helpers for d9_py snippets of these tests: prepend "$D9S_PY".
 #   threads_of(path)      {tid: name} from a d9_snapshot_threads file
 #   check_dropped(summary) an error unless no event was dropped

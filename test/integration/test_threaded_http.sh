@@ -48,11 +48,8 @@ for c in range(conns + 1):  # the last connection asks the server to stop
     f.close()
     s.close()
 PY
-d9_wait_exit "$srv" 30
-[ "$D9_RC" -eq 0 ] || d9_fail "threaded_http.py exited $D9_RC: $(cat "$D9_TMP/server.err")"
+d9s_stopped "$srv" 30 threaded_http.py "$D9_TMP/server.err" "$trace"
 d9_log "ground truth: $(cat "$D9_TMP/truth.json")"
-dir=$(d9_sealed_dir "$trace" "$srv") || exit 1
-d9s_decode_all "$dir"
 
 d9_py "$D9S_PY"'
 truth = json.load(open(sys.argv[1]))

@@ -28,10 +28,7 @@ d9_snapshot_threads "$srv" >"$D9_TMP/threads"
 d9_log "$(tr '\n' ';' <"$D9_TMP/tids") threads: $(tr '\n' ' ' <"$D9_TMP/threads")"
 
 kill -TERM "$srv"
-d9_wait_exit "$srv" 60
-[ "$D9_RC" -eq 0 ] || d9_fail "tokio_http exited $D9_RC after SIGTERM: $(cat "$D9_TMP/tokio.out")"
-dir=$(d9_sealed_dir "$trace" "$srv") || exit 1
-d9s_decode_all "$dir"
+d9s_stopped "$srv" 60 "tokio_http (after SIGTERM)" "$D9_TMP/tokio.out" "$trace"
 d9_assert_threads_named "$D9_TMP/threads" "$D9_TMP/summary.json"
 
 d9_py "$D9S_PY"'
