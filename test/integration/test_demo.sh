@@ -48,6 +48,12 @@ for n in workers:
         errors.append("%s has no epoll_wait parks: %r" % (n, t["parks_by_call"]))
     if t and t.get("wakes_received", 0) <= 0:
         errors.append("%s received no wakes (the acceptor and the pool write its eventfd)" % n)
+# A client waits for each answer in poll, then takes it without waiting.
+for n in [n for n in tids if n.startswith("client-")]:
+    t = thread(n)
+    calls = t.get("parks_by_call", {})
+    if calls.get("poll", 0) <= 0 or calls.get("read", 0) or calls.get("recv", 0):
+        errors.append("%s: want poll parks and no read or recv parks: %r" % (n, calls))
 pool_parks = 0
 for n in pools:
     t = thread(n)

@@ -329,12 +329,14 @@ static int full_io(int fd, char *buf, int len, int writing)
 {
     for (int done = 0; done < len;) {
         if (!writing) {
-            /* Wait for the answer in poll(): the client's park. */
+            /* Wait for the answer in poll(): the client's park. The read
+             * after it takes what is there (MSG_DONTWAIT): on this blocking
+             * socket a plain read would be a park of its own. */
             struct pollfd p = {.fd = fd, .events = POLLIN};
             if (poll(&p, 1, 10000) <= 0)
                 return -1;
         }
-        ssize_t n = writing ? write(fd, buf + done, len - done) : read(fd, buf + done, len - done);
+        ssize_t n = writing ? write(fd, buf + done, len - done) : recv(fd, buf + done, len - done, MSG_DONTWAIT);
         if (n <= 0)
             return -1;
         done += (int)n;
