@@ -4,11 +4,11 @@
  * Interposers here are only timed; the calls that also make, copy or close
  * fds (open, socket, accept, dup, close, write) are in hooks_fd.c.
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
- * long read is waiting for a peer, not a stall; on a blocking socket or
- * pipe read end read (and glibc's fortified __read_chk) parks instead
- * (socket_wait.h). A
- * timed pread or pwrite is made with the syscall instruction when direct.h
- * allows; a timed read goes through glibc (direct.h: why not).
+ * long read is waiting for a peer, not a stall. On a blocking socket or
+ * pipe read end, read (and glibc's fortified __read_chk) parks instead
+ * (socket_wait.h). A timed pread or pwrite is made with the syscall
+ * instruction when direct.h allows; a timed read goes through glibc
+ * (direct.h: why not).
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -52,12 +52,13 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         d9_slow_end(t0_, (call), (fd), (kind));                                \
     } while (0)
 
-/* An interposer timed only when its fd is a regular file, and with parks
- * (1) parked on a blocking socket or pipe read end. The plain path (other sockets, pipes:
- * nearly every call) keeps no frame: the timed and parked calls and the
- * first call's resolve are out of line, and the timed one takes the real
- * function last, so the arguments stay in their registers. timed: the call
- * made when the fd is a file (real_ args, or D9_FILE_CALL). */
+/* An interposer timed only when its fd is a regular file and, with parks
+ * 1, parked on a blocking socket or pipe read end. The plain path (other
+ * sockets and pipes: nearly every call) keeps no frame: the timed and
+ * parked calls and the first call's resolve are out of line, and the timed
+ * one takes the real function last, so the arguments stay in their
+ * registers. timed: the call made when the fd is a file (real_ args, or
+ * D9_FILE_CALL). */
 #define D9_FD_IO(name, call, params, args, timed, parks)                       \
     __attribute__((noinline)) static ssize_t name##_timed(D9_UNPAREN params,   \
                                                           __typeof__(d9_real.name) real_) \

@@ -2,9 +2,9 @@
  * A thread-per-connection server's threads spend their idle time in read,
  * recv or accept on blocking sockets; without these parks they showed busy
  * for all of it. A read of a blocking pipe (a child's output, a
- * multiprocessing result) parks the same way. Which sockets block is the fd table's D9_FDK_BLOCKING
- * (fdtable.h); an event loop's non-blocking sockets pass straight through
- * after one byte load. The park's target is the fd; its timeout -1
+ * multiprocessing result) parks the same way. Which fds block is the fd
+ * table's D9_FDK_BLOCKING (fdtable.h); an event loop's non-blocking
+ * sockets pass straight through after one byte load. The park's target is the fd; its timeout -1
  * (SO_RCVTIMEO is not read: a call it ends unparks with -EAGAIN).
  * A send or write on a blocking socket nearly always returns at once (the
  * data goes to the socket's buffer): it is timed, and it is a park only
