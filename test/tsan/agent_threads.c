@@ -14,8 +14,9 @@
  * Workload (test/integration/test_agent_tsan.sh sets a tiny segment size, a
  * 1 ms flush period and few thread slots, so the writer drains, rotates
  * and frees slots all the time):
- *   - three pairs of threads ping-pong ROUNDS times: condvar, futex through
- *     syscall(), eventfd (epoll_wait / poll, write / eventfd_write);
+ *   - four pairs of threads ping-pong ROUNDS times: condvar, futex through
+ *     syscall(), eventfd (epoll_wait / poll, write / eventfd_write), and a
+ *     blocking socketpair (recv parks; sends with MSG_DONTWAIT);
  *   - a spawner creates CHURN_WAVES waves of CHURN_WIDTH short-lived threads,
  *     joins each wave and calls dial9_flush() (the writer frees the exited
  *     slots: more threads are recorded than there are slots), and renames
@@ -38,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -262,6 +264,30 @@ static void ev_client(void)
     }
 }
 
+/* ---- Socket pair: blocking recv both ways; a send never waits ---------- */
+
+static int sk[2];
+
+static void sock_turn(int fd, int first_send)
+{
+    char b = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int half = 0; half < 2; half++) {
+            if (half == !first_send) {
+                if (send(fd, &b, 1, MSG_DONTWAIT) != 1)
+                    die("send");
+            } else {
+                if (recv(fd, &b, 1, 0) != 1)
+                    die("recv");
+                PARKED(D9_CALL_RECV);
+            }
+        }
+    }
+}
+
+static void sock_a(void) { sock_turn(sk[0], 1); }
+static void sock_b(void) { sock_turn(sk[1], 0); }
+
 /* ---- Thread churn ------------------------------------------------------ */
 
 static void churner(void)
@@ -367,8 +393,9 @@ int main(int argc, char **argv)
     req_fd = eventfd(0, EFD_CLOEXEC);
     ack_fd = eventfd(0, EFD_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = req_fd};
-    if (epfd < 0 || req_fd < 0 || ack_fd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, req_fd, &ev))
-        die("epoll/eventfd setup");
+    if (epfd < 0 || req_fd < 0 || ack_fd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, req_fd, &ev) ||
+        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk))
+        die("epoll/eventfd/socketpair setup");
 
     dumper_t = spawn("tdump", dumper);
     while (!atomic_load(&dumper_t->named)) /* its own name first, the spawner's after */
@@ -376,7 +403,7 @@ int main(int argc, char **argv)
     struct th *ts[] = {
         spawn("tcond-a", cond_a), spawn("tcond-b", cond_b), spawn("tping", ping),
         spawn("tpong", pong),     spawn("tev-srv", ev_server), spawn("tev-cli", ev_client),
-        spawn("tspawner", spawner),
+        spawn("tsock-a", sock_a), spawn("tsock-b", sock_b),    spawn("tspawner", spawner),
     };
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         join(ts[i]);
