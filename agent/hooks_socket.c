@@ -1,13 +1,15 @@
 /* hooks_socket.c - interposers for the receive and send calls: on a
  * blocking socket recv, recvfrom and recvmsg (and glibc's fortified
- * __recv_chk and __recvfrom_chk) park, call recv, target the fd; send,
- * sendto and sendmsg are timed, and a park (call send) when they waited
- * (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
- * through, as every call on a non-blocking or unknown socket does. read,
- * write and accept on a blocking socket are in hooks_slow.c and hooks_fd.c.
+ * __recv_chk and __recvfrom_chk) park, call recv, target the fd, and readv
+ * (on a blocking pipe's read end too) parks as read does; send, sendto and
+ * sendmsg are timed, and a park (call send) when they waited, and writev as
+ * write (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
+ * through, as every call on a non-blocking or unknown fd does. read, write
+ * and accept are in hooks_slow.c and hooks_fd.c.
  */
 #include <errno.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "socket_wait.h"
 
@@ -19,22 +21,26 @@ __attribute__((noinline, cold)) void d9_send_waited(uint64_t t0, uint8_t call, i
     errno = err;
 }
 
-/* A call on a blocking socket, without MSG_DONTWAIT, goes to name##_how. */
-#define D9_SOCKET_HOOK(name, how, params, args, flags)                         \
+/* A call that may wait (waits: on fd's kind byte b_ and the arguments)
+ * goes to name##_how; any other passes straight through. */
+#define D9_SOCKET_HOOK(name, how, params, args, waits)                         \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \
         D9_REAL_OR_PLAIN(real_, name, args);                                   \
-        if (D9_LIKELY(d9_fd_byte(fd) != D9_FD_BLOCKING_SOCKET) || ((flags) & MSG_DONTWAIT)) \
+        unsigned b_ = d9_fd_byte(fd);                                          \
+        if (D9_LIKELY(!(waits)))                                               \
             return real_ args;                                                 \
         return name##_##how(D9_UNPAREN args, real_);                           \
     }
+/* On a blocking socket, without MSG_DONTWAIT. */
+#define D9_SOCKET_WAITS(flags) (b_ == D9_FD_BLOCKING_SOCKET && !((flags) & MSG_DONTWAIT))
 #define D9_RECV_HOOK(name, params, args, flags)                                \
     D9_SOCKET_PARKED_FN(ssize_t, name, D9_CALL_RECV, params, args)             \
-    D9_SOCKET_HOOK(name, parked, params, args, flags)
-#define D9_SEND_HOOK(name, params, args, flags)                                \
-    D9_SOCKET_SEND_FN(ssize_t, name, D9_CALL_SEND, params, args)               \
-    D9_SOCKET_HOOK(name, sent, params, args, flags)
+    D9_SOCKET_HOOK(name, parked, params, args, D9_SOCKET_WAITS(flags))
+#define D9_SEND_HOOK(name, call, params, args, flags)                          \
+    D9_SOCKET_SEND_FN(ssize_t, name, call, params, args)                       \
+    D9_SOCKET_HOOK(name, sent, params, args, D9_SOCKET_WAITS(flags))
 
 D9_RECV_HOOK(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
 D9_RECV_HOOK(__recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
@@ -46,8 +52,13 @@ D9_RECV_HOOK(__recvfrom_chk,
              (fd, buf, n, buflen, flags, addr, alen), flags)
 D9_RECV_HOOK(recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), flags)
 
-D9_SEND_HOOK(send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
-D9_SEND_HOOK(sendto,
+D9_SEND_HOOK(send, D9_CALL_SEND, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
+D9_SEND_HOOK(sendto, D9_CALL_SEND,
              (int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t alen),
              (fd, buf, n, flags, addr, alen), flags)
-D9_SEND_HOOK(sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
+D9_SEND_HOOK(sendmsg, D9_CALL_SEND, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
+D9_SEND_HOOK(writev, D9_CALL_WRITE, (int fd, const struct iovec *iov, int n), (fd, iov, n), 0)
+
+/* readv parks where read does: a blocking socket or pipe read end. */
+D9_SOCKET_PARKED_FN(ssize_t, readv, D9_CALL_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+D9_SOCKET_HOOK(readv, parked, (int fd, const struct iovec *iov, int n), (fd, iov, n), (b_ & D9_FDK_BLOCKING))

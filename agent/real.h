@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <netdb.h>
 #include <time.h>
@@ -110,6 +111,8 @@
     X(ssize_t, sendto, (int, const void *, size_t, int,                        \
                         const struct sockaddr *, socklen_t), NULL)             \
     X(ssize_t, sendmsg, (int, const struct msghdr *, int), NULL)               \
+    X(ssize_t, readv, (int, const struct iovec *, int), NULL)                  \
+    X(ssize_t, writev, (int, const struct iovec *, int), NULL)                 \
     X(ssize_t, pread, (int, void *, size_t, off_t), NULL)                      \
     X(ssize_t, pread64, (int, void *, size_t, off_t), NULL)                    \
     X(ssize_t, pwrite, (int, const void *, size_t, off_t), NULL)               \

@@ -32,9 +32,10 @@
  * non-blocking by fcntl, SOCK_NONBLOCK from socket or accept4) are none.
  * gt-sock-cli sends with MSG_DONTWAIT (never a park), but for a send and
  * a write into a full blocking socketpair, which wait 20 ms for the server
- * to drain it: parks (call send, write), in "fd_parks" too. Then the
- * server reads a blocking pipe and one made blocking by F_SETFL (parks,
- * call read), the latter first while it is non-blocking (no park).
+ * to drain it: parks (call send, write), in "fd_parks" too; a writev the
+ * same (call write). Then the server reads a blocking pipe and, with
+ * readv, one made blocking by F_SETFL (parks, call read), the latter first
+ * while it is non-blocking (no park). One of its socket reads is a readv.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/prctl.h>
@@ -480,8 +482,9 @@ static void sock_server(void)
     sock_parked(D9_CALL_RECV, c, __recv_chk(c, b, 1, sizeof b, 0), "__recv_chk");
     sock_parked(D9_CALL_RECV, c, recvfrom(c, b, 1, 0, NULL, NULL), "recvfrom");
     sock_parked(D9_CALL_RECV, c, __recvfrom_chk(c, b, 1, sizeof b, 0, NULL, NULL), "__recvfrom_chk");
-    for (int i = 6; i < SOCK_BYTES; i++)
+    for (int i = 6; i < SOCK_BYTES - 1; i++)
         sock_parked(D9_CALL_RECV, c, recvmsg(c, &mh, 0), "recvmsg");
+    sock_parked(D9_CALL_READ, c, readv(c, &iov, 1), "readv");
     /* Calls that cannot wait: none parks. The client sends nothing more
      * until phase 1. */
     if (recv(c, b, 1, MSG_DONTWAIT) >= 0 || errno != EAGAIN)
@@ -513,7 +516,8 @@ static void sock_server(void)
     close(sp[1]);
     drain_after(3);
     drain_after(5);
-    wait_phase(7);
+    drain_after(7);
+    wait_phase(9);
     close(atomic_load(&full_pair));
     /* A blocking pipe's read end parks; a non-blocking one's does not, until
      * F_SETFL makes it blocking. */
@@ -522,14 +526,14 @@ static void sock_server(void)
         die("pipe2");
     atomic_store(&pipe_w, pp[1]);
     atomic_store(&nb_pipe_w, np[1]);
-    atomic_store(&sock_phase, 8);
+    atomic_store(&sock_phase, 10);
     sock_parked(D9_CALL_READ, pp[0], read(pp[0], b, 1), "read of a blocking pipe");
     if (read(np[0], b, 1) >= 0 || errno != EAGAIN)
         die("read of an empty non-blocking pipe");
     if (fcntl(np[0], F_SETFL, 0))
         die("F_SETFL");
-    atomic_store(&sock_phase, 9);
-    sock_parked(D9_CALL_READ, np[0], read(np[0], b, 1), "read of a pipe made blocking");
+    atomic_store(&sock_phase, 11);
+    sock_parked(D9_CALL_READ, np[0], readv(np[0], &iov, 1), "readv of a pipe made blocking");
     for (int i = 0; i < 2; i++) {
         close(pp[i]);
         close(np[i]);
@@ -571,8 +575,8 @@ static void sock_client(void)
     if (send(fd, "z", 1, MSG_DONTWAIT) != 1)
         die("client send 2");
     close(fd);
-    /* A send, then a write, into a full blocking socketpair: each waits
-     * until gt-sock-srv drains it, 20 ms later, and so parks. */
+    /* A send, a write and a writev into a full blocking socketpair: each
+     * waits until gt-sock-srv drains it, 20 ms later, and so parks. */
     int sp[2], small = 4096;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
         setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small))
@@ -586,15 +590,20 @@ static void sock_client(void)
     atomic_store(&sock_phase, 5);
     sock_parked(D9_CALL_WRITE, sp[0], write(sp[0], "w", 1), "write into a full socket");
     wait_phase(6);
-    atomic_store(&sock_phase, 7); /* the server may close its end now */
+    fill(sp[0]);
+    atomic_store(&sock_phase, 7);
+    struct iovec iov = {"v", 1};
+    sock_parked(D9_CALL_WRITE, sp[0], writev(sp[0], &iov, 1), "writev into a full socket");
+    wait_phase(8);
+    atomic_store(&sock_phase, 9); /* the server may close its end now */
     close(sp[0]);
     /* A byte into each of the server's pipes, 5 ms after it starts to wait. */
-    for (int phase = 8; phase <= 9; phase++) {
+    for (int phase = 10; phase <= 11; phase++) {
         wait_phase(phase);
         struct timespec d = {0, 5000000};
         nanosleep(&d, NULL);
         PARKED(D9_CALL_NANOSLEEP);
-        if (write(atomic_load(phase == 8 ? &pipe_w : &nb_pipe_w), "p", 1) != 1)
+        if (write(atomic_load(phase == 10 ? &pipe_w : &nb_pipe_w), "p", 1) != 1)
             die("pipe write");
     }
 }
