@@ -190,6 +190,9 @@ D9_EXPORT int socket(int domain, int type, int proto)
     D9_MAKE_FD(real_(domain, type, proto), D9_CALL_SOCKET, d9_fd_socket_byte(type), -1);
 }
 
+/* d9_fd_socket_byte reads SOCK_NONBLOCK as O_NONBLOCK, which Linux makes it. */
+_Static_assert(SOCK_NONBLOCK == O_NONBLOCK, "SOCK_NONBLOCK is O_NONBLOCK");
+
 /* On a blocking listening socket, the wait for a connection is a park
  * (target the listening fd; timeout -1, SO_RCVTIMEO is not read);
  * otherwise the call is timed, its event naming the listening socket. The
