@@ -407,7 +407,7 @@ static void send_signals(struct gt_thread *t)
 /* ---- Blocking sockets: gt-sock-srv serves gt-sock-cli ----------------- */
 
 #define SOCK_BYTES 10 /* the bytes the client sends one at a time, 1 ms apart */
-static _Atomic int sock_port, sock_phase, full_pair, pipe_w, nb_pipe_w;
+static _Atomic int sock_port, sock_phase, full_pair, pipe_w, nb_pipe_w, cli_tid;
 
 /* The server's call on a blocking socket fd: a park of call. */
 static void sock_parked(unsigned call, int fd, long ret, const char *what)
@@ -448,11 +448,34 @@ static void fill(int fd)
         die("fill");
 }
 
-/* After phase, 20 ms, then everything the client's full pair holds; then
- * phase + 1. */
+/* Returns once thread tid sleeps (state S in /proc/self/task/TID/stat):
+ * gt-sock-cli in its send into the full pair, whatever the machine's load.
+ * Gives up after 5 s (its park may then be short, and the test says so). */
+static void wait_asleep(int tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        const char *p = n > 0 ? (buf[n] = 0, strrchr(buf, ')')) : NULL;
+        if (p && p[1] == ' ' && p[2] == 'S')
+            return;
+        sched_yield();
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (t.tv_sec - t0.tv_sec < 5);
+}
+
+/* After phase, once the client waits in its send, 20 ms, then everything
+ * the client's full pair holds; then phase + 1. */
 static void drain_after(int phase)
 {
     wait_phase(phase);
+    wait_asleep(atomic_load(&cli_tid));
     struct timespec d = {0, 20000000};
     nanosleep(&d, NULL);
     PARKED(D9_CALL_NANOSLEEP);
@@ -556,6 +579,7 @@ static int sock_connect(void)
 
 static void sock_client(void)
 {
+    atomic_store(&cli_tid, gettid());
     while (!atomic_load(&sock_port))
         sched_yield();
     int fd = sock_connect();
