@@ -448,13 +448,13 @@ static void fill(int fd)
         die("fill");
 }
 
-/* Returns once thread tid sleeps (state S in /proc/self/task/TID/stat):
- * gt-sock-cli in its send into the full pair, whatever the machine's load.
- * Gives up after 5 s (its park may then be short, and the test says so). */
-static void wait_asleep(int tid)
+/* Returns once ready(the text of /proc/self/task/TID/FILE) says so, or
+ * after 5 s (what the caller waits for may then not hold, and the test
+ * says so). Spins with sched_yield: nothing it calls is a park. */
+static void wait_task(int tid, const char *file, int (*ready)(const char *text))
 {
     char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", tid, file);
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
@@ -462,12 +462,19 @@ static void wait_asleep(int tid)
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
         if (fd >= 0)
             close(fd);
-        const char *p = n > 0 ? (buf[n] = 0, strrchr(buf, ')')) : NULL;
-        if (p && p[1] == ' ' && p[2] == 'S')
+        if (n > 0 && (buf[n] = 0, ready(buf)))
             return;
         sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (t.tv_sec - t0.tv_sec < 5);
+}
+
+/* A stat text whose state is S (sleeping): gt-sock-cli in its send into
+ * the full pair, whatever the machine's load. */
+static int asleep(const char *stat)
+{
+    const char *p = strrchr(stat, ')');
+    return p && p[1] == ' ' && p[2] == 'S';
 }
 
 /* After phase, once the client waits in its send, 20 ms, then everything
@@ -475,7 +482,7 @@ static void wait_asleep(int tid)
 static void drain_after(int phase)
 {
     wait_phase(phase);
-    wait_asleep(atomic_load(&cli_tid));
+    wait_task(atomic_load(&cli_tid), "stat", asleep);
     struct timespec d = {0, 20000000};
     nanosleep(&d, NULL);
     PARKED(D9_CALL_NANOSLEEP);
@@ -634,26 +641,13 @@ static void sock_client(void)
 
 static pid_t main_tid;
 
+/* A syscall text of a thread in the futex system call (202). */
+static int in_futex(const char *syscall) { return !strncmp(syscall, "202 ", 4); }
+
 /* Exits once the main thread waits in its join of it: /proc shows that
- * thread in the futex system call (202). Gives up after 5 s (the join's
- * target may then be 0, and the test says so). */
-static void joinee(void)
-{
-    char path[64], buf[32];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)main_tid);
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n > 0 && (buf[n] = 0, !strncmp(buf, "202 ", 4)))
-            return;
-        sched_yield();
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while (t.tv_sec - t0.tv_sec < 5);
-}
+ * thread in a futex wait (the join's target may be 0 if 5 s pass first,
+ * and the test says so). */
+static void joinee(void) { wait_task(main_tid, "syscall", in_futex); }
 
 static void print_tids(const char *key, const pid_t *tids, int n)
 {
