@@ -63,18 +63,17 @@ static inline unsigned d9_fd_byte(int fd)
 
 static inline unsigned d9_fd_kind(int fd) { return d9_fd_byte(fd) & D9_FDK_KIND; }
 
-/* Stores byte for a tracked fd, and nothing when it is already so: a call
- * that changes no kind (a socket made on a number that was a socket) stays
- * a load and dirties no page. */
+/* Stores byte (a kind, with its flags) for a tracked fd, and nothing when
+ * it is already so: a call that changes no kind (a socket made on a number
+ * that was a socket) stays a load and dirties no page. Inline, as
+ * d9_fd_forget_byte: every host open and close runs them; close() need not
+ * run first. */
 static inline void d9_fd_put(int fd, unsigned byte)
 {
     if ((unsigned)fd < D9_FD_MAX && atomic_load_explicit(&d9_fd_kinds[fd], memory_order_relaxed) != byte)
         atomic_store_explicit(&d9_fd_kinds[fd], (uint8_t)byte, memory_order_relaxed);
 }
 
-/* A newly made fd of this kind (flags cleared; close() need not run first).
- * Inline, as d9_fd_forget_byte: every host open and close runs them. */
-static inline void d9_fd_set(int fd, unsigned kind) { d9_fd_put(fd, kind & D9_FDK_KIND); }
 /* A new pipe: remembers each end's peer; flags as given to pipe2. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
 /* fcntl(fd, F_SETFL) or ioctl(fd, FIONBIO) made fd's open file description

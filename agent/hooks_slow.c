@@ -25,7 +25,7 @@ static void record_slow(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigne
 {
     if (kind & D9_SLOW_VERIFY) {
         if (d9_fd_stat_kind(fd) != D9_FD_FILE) {
-            d9_fd_set(fd, D9_FD_OTHER); /* OTHER, not PIPE: which end is unknown */
+            d9_fd_put(fd, D9_FD_OTHER); /* OTHER, not PIPE: which end is unknown */
             return;
         }
     } else if (!(kind & D9_SLOW_FINAL) && (kind & D9_FDK_KIND) == D9_FD_UNKNOWN) {

@@ -379,14 +379,21 @@ static inline struct d9_timed d9_slow_start(void) { return d9_timed_start(&d9_sl
 /* The cold part of d9_slow_end: records the call (dur in stamps) unless the
  * fd's kind rules it out. Preserves errno. */
 void d9_slow_record(uint64_t t0, uint64_t dur, uint8_t call, int fd, unsigned kind);
-/* Inline and without errno traffic: a timed call that was fast (nearly all
- * of them) costs the second stamp and one comparison. */
-static inline void d9_slow_end(struct d9_timed t, uint8_t call, int fd, unsigned kind)
+/* The stamps t took until now (0 when t was not timed, or took less than
+ * its threshold): the second stamp and one comparison. */
+static inline uint64_t d9_timed_over(struct d9_timed t)
 {
     if (!t.t0)
-        return;
+        return 0;
     uint64_t dur = d9_stamp_like(t.t0) - t.t0;
-    if (D9_UNLIKELY(dur >= t.limit))
+    return D9_UNLIKELY(dur >= t.limit) ? dur : 0;
+}
+/* Inline and without errno traffic: a timed call that was fast (nearly all
+ * of them) costs d9_timed_over. */
+static inline void d9_slow_end(struct d9_timed t, uint8_t call, int fd, unsigned kind)
+{
+    uint64_t dur = d9_timed_over(t);
+    if (D9_UNLIKELY(dur))
         d9_slow_record(t.t0, dur, call, fd, kind); /* the writer makes dur ns (clock.h) */
 }
 

@@ -42,7 +42,7 @@ void d9_send_waited(uint64_t t0, uint8_t call, int fd, int64_t result) D9_HIDDEN
     {                                                                          \
         struct d9_timed t_ = d9_slow_start();                                  \
         type ret_ = real_ args;                                                \
-        if (t_.t0 && D9_UNLIKELY(d9_stamp_like(t_.t0) - t_.t0 >= t_.limit))   \
+        if (D9_UNLIKELY(d9_timed_over(t_)))                                    \
             d9_send_waited(t_.t0, (call), fd, D9_RES_ERRNO(ret_));             \
         return ret_;                                                           \
     }
