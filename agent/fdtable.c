@@ -29,7 +29,7 @@ void d9_fd_set_pipe(int rd, int wr, int flags)
     }
     if (tracked(wr)) {
         atomic_store_explicit(&d9_fd_peers[wr], rd, memory_order_relaxed);
-        d9_fd_put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | (flags & O_NONBLOCK ? D9_FDK_NONBLOCK : 0));
+        d9_fd_put(wr, D9_FD_PIPE | D9_FDK_PIPE_W | (flags & O_NONBLOCK ? D9_FDK_NONBLOCK : D9_FDK_WAKER));
     }
 }
 
@@ -45,21 +45,29 @@ static int write_end_of(int rd)
     return wr;
 }
 
+/* A thread may wait for read end rd: its write end's writes are wakes. */
+static void make_waker(int rd)
+{
+    int wr = write_end_of(rd);
+    if (wr >= 0)
+        d9_fd_put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
+}
+
 int d9_fd_pipe_watched(int rd)
 {
     if (!tracked(rd) || !d9_fd_pipe_read_end(d9_fd_byte(rd)))
         return 0;
-    int wr = write_end_of(rd);
-    if (wr >= 0)
-        d9_fd_put(wr, (d9_fd_byte(wr) & D9_FDK_NONBLOCK) | D9_FD_PIPE | D9_FDK_PIPE_W | D9_FDK_WAKER);
+    make_waker(rd);
     return 1;
 }
 
 void d9_fd_set_nonblock(int fd, int nonblock)
 {
-    unsigned b = d9_fd_byte(fd);
-    if ((b & D9_FDK_KIND) == D9_FD_SOCKET || d9_fd_pipe_read_end(b)) { /* its reads wait, or not */
-        d9_fd_put(fd, (b & D9_FDK_KIND) | (nonblock ? 0 : D9_FDK_BLOCKING));
+    unsigned b = d9_fd_byte(fd), k = b & D9_FDK_KIND;
+    if (k == D9_FD_SOCKET || k == D9_FD_EVENTFD || d9_fd_pipe_read_end(b)) { /* its reads wait, or not */
+        d9_fd_put(fd, k | (nonblock ? 0 : D9_FDK_BLOCKING));
+        if (!nonblock && k == D9_FD_PIPE)
+            make_waker(fd);
         return;
     }
     if (!(b & D9_FDK_PIPE_W))

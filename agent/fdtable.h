@@ -20,14 +20,16 @@
 /* Byte layout: bits 0-2 enum d9_fd_kind; flags above. */
 #define D9_FDK_KIND 0x07u
 #define D9_FDK_PIPE_W 0x08u /* the write end of a pipe (kind PIPE) */
-#define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set: writes are WAKEs */
+#define D9_FDK_WAKER 0x10u  /* ... whose read end is in an epoll set or blocking (a
+                             * thread may wait in its read): writes are WAKEs */
 #define D9_FDK_NONBLOCK 0x20u /* ... made or set O_NONBLOCK through this fd (not a copy):
                                * a write never waits (d9_fd_set_nonblock) */
-#define D9_FDK_BLOCKING 0x40u /* a socket or a pipe's read end in blocking mode: made so
-                               * (socket, socketpair, accept without SOCK_NONBLOCK; pipe,
-                               * pipe2 without O_NONBLOCK) or set so (F_SETFL, FIONBIO)
-                               * through this fd or one it was copied from. A read (a recv,
-                               * an accept) on it waits for the peer: a park (socket_wait.h) */
+#define D9_FDK_BLOCKING 0x40u /* a socket, a pipe's read end or an eventfd in blocking
+                               * mode: made so (socket, socketpair, accept without
+                               * SOCK_NONBLOCK; pipe, pipe2 without O_NONBLOCK; eventfd
+                               * without EFD_NONBLOCK) or set so (F_SETFL, FIONBIO) through
+                               * this fd or one it was copied from. A read (a recv, an
+                               * accept) on it waits for the peer: a park (socket_wait.h) */
 /* The whole byte of a blocking socket (a socket's byte has no other flag). */
 #define D9_FD_BLOCKING_SOCKET (D9_FD_SOCKET | D9_FDK_BLOCKING)
 
@@ -40,6 +42,13 @@ static inline int d9_fd_pipe_read_end(unsigned b) { return (b & ~D9_FDK_BLOCKING
 static inline unsigned d9_fd_socket_byte(int flags)
 {
     return (flags & O_NONBLOCK) ? D9_FD_SOCKET : D9_FD_BLOCKING_SOCKET;
+}
+
+/* The byte of a new eventfd made with these EFD_* flags (EFD_NONBLOCK is
+ * O_NONBLOCK). */
+static inline unsigned d9_fd_eventfd_byte(int flags)
+{
+    return (flags & O_NONBLOCK) ? D9_FD_EVENTFD : D9_FD_EVENTFD | D9_FDK_BLOCKING;
 }
 
 /* Relaxed atomics: each byte is written by whichever thread creates or closes
@@ -74,7 +83,8 @@ static inline void d9_fd_put(int fd, unsigned byte)
         atomic_store_explicit(&d9_fd_kinds[fd], (uint8_t)byte, memory_order_relaxed);
 }
 
-/* A new pipe: remembers each end's peer; flags as given to pipe2. */
+/* A new pipe: remembers each end's peer; flags as given to pipe2. When
+ * its read end blocks, its write end is a waker from the start. */
 void d9_fd_set_pipe(int rd, int wr, int flags);
 /* fcntl(fd, F_SETFL) or ioctl(fd, FIONBIO) made fd's open file description
  * O_NONBLOCK (nonblock 1) or blocking (0): a pipe write end keeps which. Set through the fd that has the
@@ -83,7 +93,8 @@ void d9_fd_set_pipe(int rd, int wr, int flags);
  * pthread_cancel reaches only once it returns.) A socket or a pipe's read
  * end keeps D9_FDK_BLOCKING on fd alone: its other copies keep what they
  * had (one made non-blocking through a copy then parks for calls that
- * return EAGAIN at once: a short park, never a changed call). */
+ * return EAGAIN at once: a short park, never a changed call). An eventfd
+ * the same. A pipe read end made blocking makes its write end a waker. */
 void d9_fd_set_nonblock(int fd, int nonblock);
 /* The read end rd was added to an epoll set: its write end becomes a waker.
  * Returns 1 when rd is a tracked pipe read end (its EPOLL_CTL is worth

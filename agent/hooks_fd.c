@@ -4,7 +4,8 @@
  * close_range (also through syscall()), and the closes inside fclose,
  * closedir and freopen, forget it. write() dispatches on the kind byte: an
  * 8-byte eventfd write or a write to a pipe whose read end is in an epoll
- * set is a WAKE (each made directly when direct.h allows), a regular-file
+ * set or blocks is a WAKE (each made directly when direct.h allows, but
+ * for a blocking eventfd's, which may wait), a regular-file
  * write is timed (and made directly, as read is: direct.h), anything else
  * goes straight through.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
@@ -202,7 +203,7 @@ _Static_assert(SOCK_NONBLOCK == O_NONBLOCK, "SOCK_NONBLOCK is O_NONBLOCK");
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     if (d9_fd_byte(fd) == D9_FD_BLOCKING_SOCKET) {                             \
         int ret_;                                                              \
-        D9_PARKED(ret_, (call), fd, -1, real_ args, D9_RES_ERRNO);             \
+        D9_FD_WAIT(ret_, (call), fd, real_ args);                              \
         if (ret_ >= 0)                                                         \
             tbl_put(ret_, d9_fd_socket_byte(flags));                           \
         return ret_;                                                           \
@@ -251,16 +252,16 @@ D9_EXPORT int pipe2(int fds[2], int flags)
 }
 
 /* A one-argument call that returns a new fd of a fixed kind. */
-#define D9_NEW_FD_BODY(name, kind, arg)                                        \
+#define D9_NEW_FD_BODY(name, byte, arg)                                        \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
     int fd_ = real_ arg;                                                       \
     if (fd_ >= 0)                                                              \
-        tbl_put(fd_, (kind));                                                  \
+        tbl_put(fd_, (byte));                                                  \
     return fd_
 
 D9_EXPORT int eventfd(unsigned int initval, int flags)
 {
-    D9_NEW_FD_BODY(eventfd, D9_FD_EVENTFD, (initval, flags));
+    D9_NEW_FD_BODY(eventfd, d9_fd_eventfd_byte(flags), (initval, flags));
 }
 
 D9_EXPORT int epoll_create(int size)
@@ -507,15 +508,20 @@ __attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void 
     return eventfd_write_hook(fd, buf, ts, real);
 }
 
-/* A write to a pipe whose read end is watched: WAKE of the read end. */
+/* A write to pipe write end fd (byte b) through glibc: a WAKE of the read
+ * end when fd is a waker; on a blocking write end, timed, and a park (call
+ * write, target fd) when it waited DIAL9_SLOW_SYSCALL_US or more for the
+ * reader to make room (socket_wait.h), recorded after the WAKE. */
 static ssize_t pipe_write_glibc(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf,
-                                size_t n)
+                                size_t n, unsigned b)
 {
-    int rd = d9_fd_peer(fd);
-    uint64_t ts = d9_wake_start();
+    int rd = (b & D9_FDK_WAKER) ? d9_fd_peer(fd) : -1;
+    struct d9_timed t = d9_slow_start();
     ssize_t ret = real(fd, buf, n);
     if (ret > 0 && rd >= 0)
-        d9_wake_end(ts, D9_CALL_PIPE_WRITE, (uint64_t)rd, (uint64_t)ret);
+        d9_wake_end(t.t0, D9_CALL_PIPE_WRITE, (uint64_t)rd, (uint64_t)ret);
+    if (!(b & D9_FDK_NONBLOCK) && D9_UNLIKELY(d9_timed_over(t)))
+        d9_waited(t.t0, D9_CALL_WRITE, fd, D9_RES_ERRNO(ret));
     return ret;
 }
 
@@ -546,7 +552,7 @@ static ssize_t pipe_write_hook(ssize_t (*real)(int, const void *, size_t), int f
 #else
     (void)b;
 #endif
-    return pipe_write_glibc(real, fd, buf, n);
+    return pipe_write_glibc(real, fd, buf, n, b);
 }
 
 /* A write to a blocking socket: a park when it waited (socket_wait.h). */
@@ -558,6 +564,10 @@ __attribute__((noinline)) static ssize_t write_tracked(int fd, const void *buf, 
 {
     if (b & D9_FDK_WAKER)
         return pipe_write_hook(real, fd, buf, n, b);
+    if (b == (D9_FD_PIPE | D9_FDK_PIPE_W)) /* blocking: it may wait for the reader */
+        return pipe_write_glibc(real, fd, buf, n, b);
+    if (b == (D9_FD_EVENTFD | D9_FDK_BLOCKING) && n == 8) /* may wait: through glibc */
+        return eventfd_write_other(fd, buf, real);
     if (b == D9_FD_BLOCKING_SOCKET)
         return write_sent(fd, buf, n, real);
     if (b == D9_FD_FILE) {
@@ -579,7 +589,7 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
     unsigned b = d9_fd_byte(fd);
     if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
         return real_(fd, buf, n);
-    if (b == D9_FD_EVENTFD && n == 8) { /* an eventfd's byte has no flags */
+    if (b == D9_FD_EVENTFD && n == 8) { /* non-blocking: its write never waits */
         uint64_t ts = d9_tsc_stamp_if_recording();
         if (D9_UNLIKELY(!ts))
             return eventfd_write_other(fd, buf, real_);
@@ -601,6 +611,18 @@ D9_EXPORT int eventfd_write(int fd, eventfd_t value)
     if (ret == 0)
         d9_wake_end(ts, D9_CALL_EVENTFD_WRITE, (uint64_t)fd, value);
     return ret;
+}
+
+/* eventfd_read on a blocking eventfd parks (call read, target fd), as
+ * read() there does. glibc's eventfd_read calls its internal read. */
+D9_SOCKET_PARKED_FN(int, eventfd_read, D9_CALL_READ, (int fd, eventfd_t *value), (fd, value))
+
+D9_EXPORT int eventfd_read(int fd, eventfd_t *value)
+{
+    D9_REAL_OR_FAIL(real_, eventfd_read, -1);
+    if (D9_LIKELY(!(d9_fd_byte(fd) & D9_FDK_BLOCKING)))
+        return real_(fd, value);
+    return eventfd_read_parked(fd, value, real_);
 }
 
 /* Worth recording: eventfds, and pipe read ends (adding one to a set makes

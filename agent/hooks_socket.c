@@ -13,7 +13,7 @@
 
 #include "socket_wait.h"
 
-__attribute__((noinline, cold)) void d9_send_waited(uint64_t t0, uint8_t call, int fd, int64_t result)
+__attribute__((noinline, cold)) void d9_waited(uint64_t t0, uint8_t call, int fd, int64_t result)
 {
     int err = errno;
     if (d9_park_at(t0, call, (uint64_t)fd, -1))

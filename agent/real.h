@@ -74,6 +74,7 @@
     X(long, syscall, (long, ...), NULL)                                        \
     X(int, eventfd, (unsigned int, int), NULL)                                 \
     X(int, eventfd_write, (int, eventfd_t), NULL)                              \
+    X(int, eventfd_read, (int, eventfd_t *), NULL)                             \
     X(ssize_t, write, (int, const void *, size_t), NULL)                       \
     X(int, close, (int), NULL)                                                 \
     X(int, close_range, (unsigned int, unsigned int, int), NULL)               \

@@ -20,6 +20,7 @@ uint8_t d9_park_class(uint64_t call)
     switch (call) {
     case D9_CALL_EPOLL_WAIT: case D9_CALL_EPOLL_PWAIT: case D9_CALL_EPOLL_PWAIT2: return D9_CLS_EPOLL;
     case D9_CALL_FUTEX: case D9_CALL_COND_WAIT: case D9_CALL_SEM_WAIT: return D9_CLS_ADDR;
+    case D9_CALL_READ: return D9_CLS_FD; /* a blocking read of a pipe or an eventfd (or a socket) */
     default: return D9_CLS_NONE;
     }
 }
@@ -79,7 +80,7 @@ struct d9_matcher {
     size_t nfree_keys, free_keys_cap;
     uint32_t *slot; /* hash table: key index + 1, 0 empty */
     size_t slots, used;
-    size_t ncls[3]; /* keys in use per class: a wake skips the lookup when none can match */
+    size_t ncls[D9_CLS_COUNT]; /* keys in use per class: a wake skips the lookup when none can match */
     struct pwake *wk;
     size_t nwk, wk_cap;
     uint32_t *free_wk;
@@ -442,30 +443,28 @@ int d9_matcher_epoll_ctl(struct d9_matcher *mt, const struct d9_event *e)
     return 0;
 }
 
-/* The class of the parks a wake made by call can release: a pipe or
- * eventfd write releases epoll parks (through the fd's registrations), any
- * other wake the parks on its address. */
-static uint8_t wake_class(uint64_t call)
-{
-    return call == D9_CALL_EVENTFD_WRITE || call == D9_CALL_PIPE_WRITE ? D9_CLS_EPOLL : D9_CLS_ADDR;
-}
+/* A pipe or eventfd write: it releases epoll parks (through the fd's
+ * registrations) and reads parked on the fd; any other wake the parks on
+ * its address. */
+static int fd_wake(uint64_t call) { return call == D9_CALL_EVENTFD_WRITE || call == D9_CALL_PIPE_WRITE; }
 
 /* The keys a wake can release parks through; returns how many. */
 static unsigned wake_keys(const struct d9_matcher *mt, const struct d9_event *e, uint32_t *keys)
 {
     uint64_t target = e->f[F_TARGET];
     unsigned n = 0;
-    if (wake_class(e->f[F_CALL]) == D9_CLS_EPOLL) {
+    long k;
+    if (fd_wake(e->f[F_CALL])) {
+        if ((k = key_find(mt, e->pid, D9_CLS_FD, target)) >= 0)
+            keys[n++] = (uint32_t)k;
         for (size_t i = 0; i < mt->nregs && n < D9_WAKE_EPFDS; i++) {
-            long k;
             if (mt->regs[i].pid == e->pid && mt->regs[i].fd == target &&
                 (k = key_find(mt, e->pid, D9_CLS_EPOLL, mt->regs[i].epfd)) >= 0)
                 keys[n++] = (uint32_t)k;
         }
         return n;
     }
-    long k = key_find(mt, e->pid, D9_CLS_ADDR, target);
-    if (k >= 0)
+    if ((k = key_find(mt, e->pid, D9_CLS_ADDR, target)) >= 0)
         keys[n++] = (uint32_t)k;
     return n;
 }
@@ -558,5 +557,6 @@ int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev
 {
     if (e->nfields < 3)
         return 0;
-    return mt->ncls[wake_class(e->f[F_CALL])] ? wake_keyed(mt, e, ev) : 0;
+    int keyed = fd_wake(e->f[F_CALL]) ? mt->ncls[D9_CLS_EPOLL] || mt->ncls[D9_CLS_FD] : mt->ncls[D9_CLS_ADDR] != 0;
+    return keyed ? wake_keyed(mt, e, ev) : 0;
 }

@@ -5,7 +5,8 @@
  * A wake releases a park of another thread of its process that began at or
  * before the wake and ended at or after it: futex, condvar and semaphore
  * parks by address; eventfd and pipe writes through the epoll sets their fd
- * was registered in (EPOLL_CTL events) at the time. An UNPARK up to
+ * was registered in (EPOLL_CTL events) at the time, and the blocking reads
+ * parked on the fd itself (a pipe write's target is its read end). An UNPARK up to
  * D9_WAKE_SKEW_NS before the wake still matches, with latency 0: causally the
  * wakee returns after the wake call starts, so an earlier stamp is clock read
  * order across CPUs. The window is kept small: a wider one would credit the
@@ -35,7 +36,7 @@
 #define D9_WAKE_EPFDS 8 /* epoll sets an eventfd/pipe write is followed through */
 
 /* What a park can be woken through. */
-enum d9_wake_cls { D9_CLS_NONE, D9_CLS_ADDR, D9_CLS_EPOLL };
+enum d9_wake_cls { D9_CLS_NONE, D9_CLS_ADDR, D9_CLS_EPOLL, D9_CLS_FD, D9_CLS_COUNT };
 uint8_t d9_park_class(uint64_t call);
 
 /* One matched (wake, wakee) pair. */

@@ -1,7 +1,9 @@
 #!/bin/bash
 # test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
-# calls (blocking socket waits among them); what dial9 recorded must match
-# those counts and targets exactly, with TSC and with clock_gettime stamps. A second run
+# calls (blocking socket, pipe and eventfd waits among them); what dial9
+# recorded must match those counts and targets exactly, and the decoder must
+# match the wakes of blocking reads to their reader, with TSC and with
+# clock_gettime stamps. A second run
 # with a 64-event buffer must report drops, and recorded + dropped events of
 # the bursting thread must add up to what it did. A third run with another
 # syscall() interposer after the agent: every futex wake must reach it (the
@@ -73,6 +75,10 @@ for t in truth["threads"]:
     sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write")]
     expect(label + " socket park targets", [e["target"] for e in sock], t["fd_parks"])
     expect(label + " socket park timeouts", {e.get("timeout_ns") for e in sock} - {-1}, set())
+    # A pipe or eventfd write made while a thread waited in its read woke it.
+    if t["fd_wakees"]:
+        fdw = [e.get("wakee") for e in ev if e["type"] == "wake" and e["call"] in ("pipe_write", "eventfd_write")]
+        expect(label + " wakees of its pipe and eventfd writes", fdw, t["fd_wakees"])
     # A send or write parks only when it waited: these waited 20 ms for the
     # server to drain (1 ms is DIAL9_SLOW_SYSCALL_US, the least such a park lasts).
     opened, sent = None, []

@@ -1,6 +1,6 @@
 /* cancel_park.c - pthread_cancel of a thread blocked in epoll_wait,
- * epoll_pwait, poll, a recv on a blocking socket (a park the agent makes
- * through glibc), or a write to a full pipe whose read end is in an
+ * epoll_pwait, poll, a recv on a blocking socket or an eventfd_read of a
+ * blocking eventfd (parks the agent makes through glibc), or a write to a full pipe whose read end is in an
  * epoll set, behaves as with glibc alone: cancelled in the wait when
  * cancellation is enabled (deferred or asynchronous); with it disabled,
  * the wait goes on and returns what it would have (the event, or 0 at its
@@ -43,7 +43,7 @@
 enum mode { DEFERRED, ASYNC, DISABLED };
 /* The pipe is made blocking by fcntl through its write end, or a copy of
  * it (PIPE_WRITE_DUP), or by ioctl FIONBIO (PIPE_WRITE_IOCTL). */
-enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, SOCKET_RECV, PIPE_WRITE, PIPE_WRITE_DUP, PIPE_WRITE_IOCTL };
+enum wait_call { EPOLL_WAIT, EPOLL_PWAIT, POLL, SOCKET_RECV, EVENTFD_READ, PIPE_WRITE, PIPE_WRITE_DUP, PIPE_WRITE_IOCTL };
 
 #define PIPE_WRITE_BYTES 4096 /* PIPE_BUF: written whole or not at all */
 
@@ -51,6 +51,7 @@ struct waiter {
     int ep, efd;
     int pipe_rd, pipe_wr; /* PIPE_WRITE: full, the read end in ep */
     int sock[2];          /* SOCKET_RECV: a blocking socketpair, sock[0] read */
+    int bfd;              /* EVENTFD_READ: a blocking eventfd */
     enum wait_call call; /* epoll_pwait's without a mask */
     enum mode mode;
     int timeout_ms;  /* of the wait under test */
@@ -83,10 +84,12 @@ static void *waiter(void *p)
     struct pollfd pf = {.fd = w->efd, .events = POLLIN};
     static const char block[PIPE_WRITE_BYTES];
     char b;
+    eventfd_t v;
     long r = w->call == EPOLL_WAIT    ? epoll_wait(w->ep, &ev, 1, w->timeout_ms)
              : w->call == EPOLL_PWAIT ? epoll_pwait(w->ep, &ev, 1, w->timeout_ms, NULL)
              : w->call == POLL        ? poll(&pf, 1, w->timeout_ms)
              : w->call == SOCKET_RECV ? recv(w->sock[0], &b, 1, 0)
+             : w->call == EVENTFD_READ ? eventfd_read(w->bfd, &v)
                                       : write(w->pipe_wr, block, sizeof block);
     atomic_store(&w->err, errno);
     atomic_store(&w->ret, r);
@@ -107,6 +110,8 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
     CHECK(w->ep >= 0 && w->efd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, w->efd, &add) == 0);
     if (call == SOCKET_RECV)
         CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w->sock) == 0);
+    if (call == EVENTFD_READ)
+        CHECK((w->bfd = eventfd(0, EFD_CLOEXEC)) >= 0);
     if (call < PIPE_WRITE)
         return;
     /* A full blocking pipe. It is made O_NONBLOCK, filled, then made
@@ -126,12 +131,14 @@ static void waiter_init(struct waiter *w, enum wait_call call, enum mode mode, i
         close(copy);
 }
 
-/* What ends w's wait: a count on the eventfd, a byte on the socket, or
+/* What ends w's wait: a count on an eventfd, a byte on the socket, or
  * the full pipe read. */
 static void make_ready(struct waiter *w)
 {
     if (w->call == SOCKET_RECV) {
         CHECK_RET(write(w->sock[1], "x", 1), 1);
+    } else if (w->call == EVENTFD_READ) {
+        CHECK_RET(eventfd_write(w->bfd, 1), 0);
     } else if (w->call >= PIPE_WRITE) {
         static char sink[65536];
         CHECK(read(w->pipe_rd, sink, sizeof sink) >= PIPE_WRITE_BYTES);
@@ -142,7 +149,10 @@ static void make_ready(struct waiter *w)
 }
 
 /* The result of w's wait once make_ready ended it. */
-static long ready_result(const struct waiter *w) { return w->call >= PIPE_WRITE ? PIPE_WRITE_BYTES : 1; }
+static long ready_result(const struct waiter *w)
+{
+    return w->call >= PIPE_WRITE ? PIPE_WRITE_BYTES : w->call == EVENTFD_READ ? 0 : 1;
+}
 
 /* Starts w's thread and returns once it has been in its wait for 50 ms. */
 static pthread_t start_waiting(struct waiter *w)
@@ -439,6 +449,8 @@ static void wait_async(void) { cancelled_in_wait(EPOLL_WAIT, ASYNC); }
 static void recv_deferred(void) { cancelled_in_wait(SOCKET_RECV, DEFERRED); }
 static void recv_async(void) { cancelled_in_wait(SOCKET_RECV, ASYNC); }
 static void recv_disabled_event(void) { disabled_gets_event(SOCKET_RECV); }
+static void eventfd_deferred(void) { cancelled_in_wait(EVENTFD_READ, DEFERRED); }
+static void eventfd_disabled_event(void) { disabled_gets_event(EVENTFD_READ); }
 static void wait_disabled_event(void) { disabled_gets_event(EPOLL_WAIT); }
 static void pwait_disabled_event(void) { disabled_gets_event(EPOLL_PWAIT); }
 static void poll_disabled_event(void) { disabled_gets_event(POLL); }
@@ -465,6 +477,8 @@ int main(void)
     in_child(recv_deferred);
     in_child(recv_async);
     in_child(recv_disabled_event);
+    in_child(eventfd_deferred);
+    in_child(eventfd_disabled_event);
     in_child(wait_disabled_event);
     in_child(pwait_disabled_event);
     in_child(poll_disabled_event);

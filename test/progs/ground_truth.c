@@ -36,10 +36,19 @@
  * same (call write). Then the server reads a blocking pipe and, with
  * readv, one made blocking by F_SETFL (parks, call read), the latter first
  * while it is non-blocking (no park). One of its socket reads is a readv.
+ * Last it reads a blocking eventfd with read and eventfd_read (parks, call
+ * read), a non-blocking one with both (no park). gt-sock-cli writes each
+ * pipe and the eventfd once the server waits in its read: wakes (call
+ * pipe_write, eventfd_write) of that read, whose wakee "fd_wakees" lists.
+ * A recv and a read just after a poll that found their fds ready, and a
+ * read after a zero-timeout poll, are no parks: the poll was the wait.
+ * Last gt-sock-cli writes into a full blocking pipe that gt-sock-srv
+ * drains 20 ms later: a park (call write).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
@@ -78,7 +87,9 @@ struct gt_thread {
     unsigned timed[D9_CALL_COUNT]; /* parks of those with a WAIT_NS timeout */
     pid_t joined[MAX_THREADS], joined_live[MAX_THREADS];
     int njoined, njoined_live;
-    int fd_parks[32], nfd_parks; /* the fd of each park on a blocking socket or pipe */
+    int fd_parks[32], nfd_parks; /* the fd of each park on a blocking socket, pipe or eventfd */
+    pid_t fd_wakees[8];          /* the thread each of its wakes of a blocking read woke */
+    int nfd_wakees;
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -407,7 +418,7 @@ static void send_signals(struct gt_thread *t)
 /* ---- Blocking sockets: gt-sock-srv serves gt-sock-cli ----------------- */
 
 #define SOCK_BYTES 10 /* the bytes the client sends one at a time, 1 ms apart */
-static _Atomic int sock_port, sock_phase, full_pair, pipe_w, nb_pipe_w, cli_tid;
+static _Atomic int sock_port, sock_phase, full_pair, full_pipe, pipe_w, nb_pipe_w, block_evfd, cli_tid, srv_tid;
 
 /* The server's call on a blocking socket fd: a park of call. */
 static void sock_parked(unsigned call, int fd, long ret, const char *what)
@@ -470,7 +481,7 @@ static void wait_task(int tid, const char *file, int (*ready)(const char *text))
 }
 
 /* A stat text whose state is S (sleeping): gt-sock-cli in its send into
- * the full pair, whatever the machine's load. */
+ * the full pair, gt-sock-srv in its read, whatever the machine's load. */
 static int asleep(const char *stat)
 {
     const char *p = strrchr(stat, ')');
@@ -478,8 +489,9 @@ static int asleep(const char *stat)
 }
 
 /* After phase, once the client waits in its send, 20 ms, then everything
- * the client's full pair holds; then phase + 1. */
-static void drain_after(int phase)
+ * the client's full pair (or the pipe whose read end *pipe_rd is) holds;
+ * then phase + 1. */
+static void drain_after(int phase, _Atomic int *pipe_rd)
 {
     wait_phase(phase);
     wait_task(atomic_load(&cli_tid), "stat", asleep);
@@ -487,13 +499,15 @@ static void drain_after(int phase)
     nanosleep(&d, NULL);
     PARKED(D9_CALL_NANOSLEEP);
     char buf[4096];
-    while (recv(atomic_load(&full_pair), buf, sizeof buf, MSG_DONTWAIT) > 0)
+    while ((pipe_rd ? read(atomic_load(pipe_rd), buf, sizeof buf) /* non-blocking */
+                         : recv(atomic_load(&full_pair), buf, sizeof buf, MSG_DONTWAIT)) > 0)
         ;
     atomic_store(&sock_phase, phase + 1);
 }
 
 static void sock_server(void)
 {
+    atomic_store(&srv_tid, gettid());
     char b[2];
     int lfd = listener(SOCK_STREAM), nb = listener(SOCK_STREAM | SOCK_NONBLOCK);
     struct sockaddr_in a;
@@ -544,9 +558,9 @@ static void sock_server(void)
     sock_parked(D9_CALL_RECV, sp[0], recv(sp[0], b, 1, 0), "recv on a socketpair");
     close(sp[0]);
     close(sp[1]);
-    drain_after(3);
-    drain_after(5);
-    drain_after(7);
+    drain_after(3, NULL);
+    drain_after(5, NULL);
+    drain_after(7, NULL);
     wait_phase(9);
     close(atomic_load(&full_pair));
     /* A blocking pipe's read end parks; a non-blocking one's does not, until
@@ -564,6 +578,40 @@ static void sock_server(void)
         die("F_SETFL");
     atomic_store(&sock_phase, 11);
     sock_parked(D9_CALL_READ, np[0], readv(np[0], &iov, 1), "readv of a pipe made blocking");
+    /* eventfds: a non-blocking one's reads do not wait, a blocking one's park. */
+    int ef = eventfd(0, EFD_CLOEXEC), en = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    eventfd_t v;
+    if (ef < 0 || en < 0 || read(en, &v, sizeof v) >= 0 || errno != EAGAIN || eventfd_read(en, &v) == 0 ||
+        errno != EAGAIN)
+        die("reads of an empty non-blocking eventfd");
+    atomic_store(&block_evfd, ef);
+    atomic_store(&sock_phase, 12);
+    sock_parked(D9_CALL_READ, ef, read(ef, &v, sizeof v), "read of a blocking eventfd");
+    atomic_store(&sock_phase, 13);
+    sock_parked(D9_CALL_READ, ef, eventfd_read(ef, &v), "eventfd_read of a blocking eventfd");
+    /* A read right after a poll that found its fd ready waited in the poll
+     * (a park, call poll): it is no park. So after a zero-timeout poll. */
+    int sp2[2], ready = eventfd(1, EFD_CLOEXEC); /* blocking, and readable */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp2) || send(sp2[1], "xy", 2, MSG_DONTWAIT) != 2 ||
+        ready < 0)
+        die("socketpair or eventfd");
+    struct pollfd pf[2] = {{.fd = sp2[0], .events = POLLIN}, {.fd = ready, .events = POLLIN}};
+    if (poll(pf, 2, -1) != 2)
+        die("poll");
+    PARKED(D9_CALL_POLL);
+    if (recv(sp2[0], b, 1, 0) != 1 || read(ready, &v, sizeof v) != sizeof v)
+        die("reads after a poll");
+    if (poll(pf, 1, 0) != 1)
+        die("zero-timeout poll");
+    me->nowait++;
+    if (read(sp2[0], b, 1) != 1)
+        die("read after a zero-timeout poll");
+    close(sp2[0]);
+    close(sp2[1]);
+    close(ready);
+    drain_after(14, &full_pipe);
+    close(ef);
+    close(en);
     for (int i = 0; i < 2; i++) {
         close(pp[i]);
         close(np[i]);
@@ -628,15 +676,38 @@ static void sock_client(void)
     wait_phase(8);
     atomic_store(&sock_phase, 9); /* the server may close its end now */
     close(sp[0]);
-    /* A byte into each of the server's pipes, 5 ms after it starts to wait. */
-    for (int phase = 10; phase <= 11; phase++) {
+    /* A byte into each of the server's pipes, then 1 into its eventfd with
+     * write and with eventfd_write, each once the server waits in its read:
+     * wakes of that read. */
+    const uint64_t one = 1;
+    for (int phase = 10; phase <= 13; phase++) {
         wait_phase(phase);
-        struct timespec d = {0, 5000000};
-        nanosleep(&d, NULL);
-        PARKED(D9_CALL_NANOSLEEP);
-        if (write(atomic_load(phase == 10 ? &pipe_w : &nb_pipe_w), "p", 1) != 1)
-            die("pipe write");
+        wait_task(atomic_load(&srv_tid), "stat", asleep);
+        int rc = phase == 10   ? write(atomic_load(&pipe_w), "p", 1) != 1
+                 : phase == 11 ? write(atomic_load(&nb_pipe_w), "p", 1) != 1
+                 : phase == 12 ? write(atomic_load(&block_evfd), &one, sizeof one) != sizeof one
+                               : eventfd_write(atomic_load(&block_evfd), 1) != 0;
+        if (rc)
+            die("pipe or eventfd write");
+        WOKE(phase <= 11 ? D9_CALL_PIPE_WRITE : D9_CALL_EVENTFD_WRITE);
+        me->fd_wakees[me->nfd_wakees++] = atomic_load(&srv_tid);
     }
+    /* A write into a full pipe made blocking by F_SETFL (its read end is
+     * not, and in no epoll set: no wake) waits until gt-sock-srv drains it:
+     * a park (call write). */
+    int fp[2];
+    if (pipe2(fp, O_CLOEXEC | O_NONBLOCK))
+        die("pipe2 to fill");
+    while (write(fp[1], (char[4096]){0}, 4096) > 0)
+        ;
+    if (errno != EAGAIN || fcntl(fp[1], F_SETFL, 0))
+        die("fill the pipe");
+    atomic_store(&full_pipe, fp[0]);
+    atomic_store(&sock_phase, 14);
+    sock_parked(D9_CALL_WRITE, fp[1], write(fp[1], "q", 1), "write into a full pipe");
+    wait_phase(15);
+    close(fp[0]);
+    close(fp[1]);
 }
 
 static pid_t main_tid;
@@ -677,6 +748,7 @@ static void report(struct gt_thread *main_t)
         print_tids("joined", t->joined, t->njoined);
         print_tids("joined_live", t->joined_live, t->njoined_live);
         print_tids("fd_parks", t->fd_parks, t->nfd_parks);
+        print_tids("fd_wakees", t->fd_wakees, t->nfd_wakees);
         printf("}");
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];
@@ -720,7 +792,7 @@ int main(int argc, char **argv)
         joined(b, pthread_join(b->handle, NULL), 0);
     } else {
         epfd = epoll_create1(EPOLL_CLOEXEC);
-        evfd = eventfd(0, EFD_CLOEXEC);
+        evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* as runtimes make it: its reads never park */
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = evfd};
         struct epoll_event pev = {.events = EPOLLIN, .data.fd = -1};
         if (epfd < 0 || evfd < 0 || pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev) ||

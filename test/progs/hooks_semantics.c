@@ -608,6 +608,32 @@ static void test_eventfd(void)
     CHECK(ev == 10);
     CHECK_ERR(eventfd_write(efd, UINT64_MAX), EINVAL);
 
+    /* A blocking eventfd: writes through glibc, reads that park; results and
+     * errno as without the agent, through fcntl and FIONBIO changes. */
+    int be = eventfd(2, EFD_CLOEXEC);
+    CHECK(be >= 0);
+    v = 3;
+    CHECK_RET(write(be, &v, 8), 8);
+    CHECK_ERR(write(be, &v, 4), EINVAL);
+    CHECK_RET(eventfd_write(be, 5), 0);
+    CHECK_RET(read(be, &out, 8), 8);
+    CHECK(out == 10);
+    CHECK_ERR(read(be, &out, 4), EINVAL);
+    CHECK_RET(eventfd_write(be, 1), 0);
+    ev = 0;
+    CHECK_RET(eventfd_read(be, &ev), 0);
+    CHECK(ev == 1);
+    CHECK_RET(fcntl(be, F_SETFL, O_NONBLOCK), 0);
+    CHECK_ERR(read(be, &out, 8), EAGAIN);
+    CHECK_ERR(eventfd_read(be, &ev), EAGAIN);
+    int nb = 0;
+    CHECK_RET(ioctl(be, FIONBIO, &nb), 0); /* blocking again */
+    CHECK_RET(eventfd_write(be, 7), 0);
+    CHECK_RET(eventfd_read(be, &ev), 0);
+    CHECK(ev == 7);
+    close(be);
+    CHECK_ERR(eventfd_read(be, &ev), EBADF);
+
     /* dup2/dup3/dup onto other numbers: writes still reach the counter. */
     int pipefd[2];
     CHECK(pipe(pipefd) == 0);

@@ -390,8 +390,8 @@ int main(int argc, char **argv)
     PARKED(D9_CALL_NANOSLEEP);
 
     epfd = epoll_create1(EPOLL_CLOEXEC);
-    req_fd = eventfd(0, EFD_CLOEXEC);
-    ack_fd = eventfd(0, EFD_CLOEXEC);
+    req_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* as runtimes make them: reads never park */
+    ack_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = req_fd};
     if (epfd < 0 || req_fd < 0 || ack_fd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, req_fd, &ev) ||
         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk))

@@ -249,6 +249,38 @@ START_TEST(pipe_and_eventfd_wakes_through_epoll)
 }
 END_TEST
 
+START_TEST(pipe_and_eventfd_wakes_of_blocking_reads)
+{
+    static struct trace t;
+    t.n = 0;
+    park(&t, 20, 1000, D9_CALL_READ, 8);          /* a blocking read of pipe read end 8 */
+    wake(&t, 21, 2000, D9_CALL_PIPE_WRITE, 8, 1); /* its write end's write names 8 */
+    unpark(&t, 20, 2300, D9_CALL_READ);
+    park(&t, 20, 3000, D9_CALL_READ, 9);          /* a blocking eventfd */
+    wake(&t, 21, 3500, D9_CALL_PIPE_WRITE, 8, 1); /* another fd: no match */
+    wake(&t, 21, 4000, D9_CALL_EVENTFD_WRITE, 9, 1);
+    unpark(&t, 20, 4400, D9_CALL_READ);
+    park(&t, 20, 5000, D9_CALL_READ, 8);
+    wake(&t, 21, 5200, D9_CALL_FUTEX, 8, 1);      /* a futex wake of address 8 is no fd's */
+    unpark(&t, 20, 9000, D9_CALL_READ);
+    struct d9_model m;
+    struct d9_summary s;
+    load(&t, &m, &s);
+    const struct d9_wake *k = match_at(&m, &s, 2000);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(k->wakee_tid, 20);
+    ck_assert_uint_eq(k->latency_ns, 300);
+    ck_assert_ptr_null(match_at(&m, &s, 3500));
+    k = match_at(&m, &s, 4000);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(k->call, D9_CALL_EVENTFD_WRITE);
+    ck_assert_uint_eq(k->latency_ns, 400);
+    ck_assert_ptr_null(match_at(&m, &s, 5200));
+    ck_assert_uint_eq(thread(&s, 20)->wakes_received, 2);
+    unload(&m, &s);
+}
+END_TEST
+
 START_TEST(slow_syscalls_locks_sched_busy)
 {
     static struct trace t;
@@ -591,6 +623,7 @@ D9_SUITE(decoder_analysis)
     TCase *tc = tcase_create("why_slow");
     tcase_add_test(tc, wake_latency_from_wake_to_unpark);
     tcase_add_test(tc, pipe_and_eventfd_wakes_through_epoll);
+    tcase_add_test(tc, pipe_and_eventfd_wakes_of_blocking_reads);
     tcase_add_test(tc, slow_syscalls_locks_sched_busy);
     tcase_add_test(tc, verdict_thresholds);
     tcase_add_test(tc, verdict_sched_share);
