@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include "fdtable.h"
+#include "lifecycle.h"
+#include "real.h"
 
 _Alignas(64) _Atomic uint8_t d9_fd_kinds[D9_FD_MAX];
 _Atomic int d9_fd_table_off;
@@ -111,6 +113,45 @@ void d9_fd_clear_range(unsigned first, unsigned last)
         if (d9_fd_byte((int)fd))
             d9_fd_forget((int)fd);
     }
+}
+
+/* The byte of fd from its fstat mode and F_GETFL flags. */
+static unsigned probed_byte(mode_t mode, int fl)
+{
+    int nonblock = fl & O_NONBLOCK;
+    switch (mode & S_IFMT) {
+    case S_IFREG: return D9_FD_FILE;
+    case S_IFDIR: return D9_FD_DIR;
+    case S_IFSOCK: return d9_fd_socket_byte(fl);
+    case S_IFIFO:
+        if ((fl & O_ACCMODE) == O_RDONLY)
+            return D9_FD_PIPE | (nonblock ? 0 : D9_FDK_BLOCKING);
+        if ((fl & O_ACCMODE) == O_WRONLY)
+            return D9_FD_PIPE | D9_FDK_PIPE_W | (nonblock ? D9_FDK_NONBLOCK : 0);
+        return D9_FD_OTHER;
+    default: return D9_FD_OTHER;
+    }
+}
+
+unsigned d9_fd_probe(int fd)
+{
+    int (*fcntl_)(int, int, ...) = __atomic_load_n(&d9_real.fcntl, __ATOMIC_RELAXED);
+    if (!tracked(fd) || d9_in_vfork || atomic_load_explicit(&d9_fd_table_off, memory_order_relaxed) || !fcntl_)
+        return 0;
+    int err = errno;
+    struct stat st;
+    int fl = fstat(fd, &st) == 0 ? fcntl_(fd, F_GETFL) : -1;
+    errno = err;
+    if (fl < 0)
+        return 0;
+    unsigned b = probed_byte(st.st_mode, fl);
+    if ((b & (D9_FDK_KIND | D9_FDK_PIPE_W)) == (D9_FD_PIPE | D9_FDK_PIPE_W))
+        atomic_store_explicit(&d9_fd_peers[fd], -1, memory_order_relaxed);
+    uint8_t unknown = D9_FD_UNKNOWN;
+    if (!atomic_compare_exchange_strong_explicit(&d9_fd_kinds[fd], &unknown, (uint8_t)b, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return unknown; /* a hook put a kind there meanwhile */
+    return b;
 }
 
 unsigned d9_fd_stat_kind(int fd)

@@ -1,7 +1,8 @@
 /* fdtable.h - what each fd is, one byte per fd, learned from the call that
- * made it (open, socket, pipe, eventfd, ...), so write() and the timed calls
- * can tell a wake-up, a regular-file access and ordinary socket I/O apart
- * with one byte load. Covers fds below D9_FD_MAX; higher fds stay UNKNOWN.
+ * made it (open, socket, pipe, eventfd, ...) or, for one the agent did not
+ * see made, asked of the kernel at its first read (d9_fd_probe), so write()
+ * and the timed calls can tell a wake-up, a regular-file access and
+ * ordinary socket I/O apart with one byte load. Covers fds below D9_FD_MAX; higher fds stay UNKNOWN.
  *
  * 1 MiB of bss for the kinds plus 4 MiB for pipe peers; only pages of fd
  * numbers actually used become resident.
@@ -142,6 +143,19 @@ static inline void d9_fd_forget_byte(int fd, unsigned b)
 static inline void d9_fd_forget(int fd) { d9_fd_forget_byte(fd, d9_fd_byte(fd)); }
 /* Forget fds first..last inclusive (close_range). */
 void d9_fd_clear_range(unsigned first, unsigned last);
+/* fd is UNKNOWN in the table (the agent did not see it made: inherited
+ * across exec, made before the agent started or by a raw system call,
+ * received over a socket) and a thread is about to read it: learns its
+ * byte once, with two system calls (fstat, fcntl F_GETFL), so that a
+ * blocking socket or pipe read end parks as one the agent saw made.
+ * Stored only while the entry is still UNKNOWN (a hook may have put the
+ * kind of a new fd on that number meanwhile). A FIFO is a pipe's read end
+ * when opened read-only, its write end when write-only (no peer, no
+ * waker); an anonymous inode (eventfd, timerfd, ...) or a device is
+ * OTHER, and never parks. Returns the byte, 0 when it stays unknown (fd
+ * out of the table, the call fails, in a vfork child or with the table
+ * off). Preserves errno. Not on any path of an fd the agent saw made. */
+unsigned d9_fd_probe(int fd);
 /* The kind fstat gives fd (UNKNOWN when it fails): a syscall, so only on
  * the slow path, for calls already over the slow threshold. Eventfds and
  * epoll fds (anonymous inodes) come out OTHER. Preserves errno. */

@@ -201,7 +201,10 @@ _Static_assert(SOCK_NONBLOCK == O_NONBLOCK, "SOCK_NONBLOCK is O_NONBLOCK");
  * not inherit O_NONBLOCK. */
 #define D9_ACCEPT_BODY(name, call, args, flags)                                \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
-    if (d9_fd_byte(fd) == D9_FD_BLOCKING_SOCKET) {                             \
+    unsigned b_ = d9_fd_byte(fd);                                              \
+    if (D9_UNLIKELY(!b_))                                                      \
+        b_ = d9_fd_probe(fd);                                                  \
+    if (b_ == D9_FD_BLOCKING_SOCKET) {                                         \
         int ret_;                                                              \
         D9_FD_WAIT(ret_, (call), fd, real_ args);                              \
         if (ret_ >= 0)                                                         \

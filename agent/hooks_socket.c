@@ -22,25 +22,38 @@ __attribute__((noinline, cold)) void d9_waited(uint64_t t0, uint8_t call, int fd
 }
 
 /* A call that may wait (waits: on fd's kind byte b_ and the arguments)
- * goes to name##_how; any other passes straight through. */
-#define D9_SOCKET_HOOK(name, how, params, args, waits)                         \
+ * goes to name##_how; any other passes straight through. With probe 1 (the
+ * receiving calls) an fd the table does not know is probed first
+ * (d9_fd_probe). */
+#define D9_SOCKET_HOOK(name, how, params, args, waits, probe)                  \
+    __attribute__((noinline, unused)) static ssize_t name##_probed(           \
+        D9_UNPAREN params, __typeof__(d9_real.name) real_)                     \
+    {                                                                          \
+        unsigned b_ = d9_fd_probe(fd);                                         \
+        if (!(waits))                                                          \
+            return real_ args;                                                 \
+        return name##_##how(D9_UNPAREN args, real_);                           \
+    }                                                                          \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \
         D9_REAL_OR_PLAIN(real_, name, args);                                   \
         unsigned b_ = d9_fd_byte(fd);                                          \
-        if (D9_LIKELY(!(waits)))                                               \
-            return real_ args;                                                 \
+        if (D9_LIKELY(!(waits))) {                                             \
+            if (!(probe) || D9_LIKELY(b_))                                     \
+                return real_ args;                                             \
+            return name##_probed(D9_UNPAREN args, real_);                      \
+        }                                                                      \
         return name##_##how(D9_UNPAREN args, real_);                           \
     }
 /* On a blocking socket, without MSG_DONTWAIT. */
 #define D9_SOCKET_WAITS(flags) (b_ == D9_FD_BLOCKING_SOCKET && !((flags) & MSG_DONTWAIT))
 #define D9_RECV_HOOK(name, params, args, flags)                                \
     D9_SOCKET_PARKED_FN(ssize_t, name, D9_CALL_RECV, params, args)             \
-    D9_SOCKET_HOOK(name, parked, params, args, D9_SOCKET_WAITS(flags))
+    D9_SOCKET_HOOK(name, parked, params, args, D9_SOCKET_WAITS(flags), 1)
 #define D9_SEND_HOOK(name, call, params, args, flags)                          \
     D9_SOCKET_SEND_FN(ssize_t, name, call, params, args)                       \
-    D9_SOCKET_HOOK(name, sent, params, args, D9_SOCKET_WAITS(flags))
+    D9_SOCKET_HOOK(name, sent, params, args, D9_SOCKET_WAITS(flags), 0)
 
 D9_RECV_HOOK(recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
 D9_RECV_HOOK(__recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
@@ -61,4 +74,4 @@ D9_SEND_HOOK(writev, D9_CALL_WRITE, (int fd, const struct iovec *iov, int n), (f
 
 /* readv parks where read does: a blocking socket or pipe read end. */
 D9_SOCKET_PARKED_FN(ssize_t, readv, D9_CALL_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))
-D9_SOCKET_HOOK(readv, parked, (int fd, const struct iovec *iov, int n), (fd, iov, n), (b_ & D9_FDK_BLOCKING))
+D9_SOCKET_HOOK(readv, parked, (int fd, const struct iovec *iov, int n), (fd, iov, n), (b_ & D9_FDK_BLOCKING), 1)

@@ -330,8 +330,9 @@ static int full_io(int fd, char *buf, int len, int writing)
     for (int done = 0; done < len;) {
         if (!writing) {
             /* Wait for the answer in poll(): the client's park. The read
-             * after it takes what is there (MSG_DONTWAIT): on this blocking
-             * socket a plain read would be a park of its own. */
+             * after it takes what is there (MSG_DONTWAIT): it never waits,
+             * and is never a park, even when the agent's writer has taken
+             * the thread's poll before it (socket_wait.h). */
             struct pollfd p = {.fd = fd, .events = POLLIN};
             if (poll(&p, 1, 10000) <= 0)
                 return -1;

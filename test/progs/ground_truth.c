@@ -43,7 +43,9 @@
  * A recv and a read just after a poll that found their fds ready, and a
  * read after a zero-timeout poll, are no parks: the poll was the wait.
  * Last gt-sock-cli writes into a full blocking pipe that gt-sock-srv
- * drains 20 ms later: a park (call write).
+ * drains 20 ms later: a park (call write); then gt-sock-srv reads a
+ * blocking socket and pipe made by raw system calls, unseen by the agent
+ * until it reads them (parks), and a non-blocking such socket (none).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -610,6 +612,24 @@ static void sock_server(void)
     close(sp2[1]);
     close(ready);
     drain_after(14, &full_pipe);
+    /* fds the agent did not see made (a raw system call here; an inherited
+     * or received fd alike): the first read learns what they are. */
+    int rs[2], rn[2], rp[2];
+    if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rs) ||
+        syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, rn) ||
+        syscall(SYS_pipe2, rp, O_CLOEXEC))
+        die("raw socketpair or pipe2");
+    if (send(rs[1], "r", 1, MSG_DONTWAIT) != 1 || write(rp[1], "p", 1) != 1)
+        die("writes to unseen fds");
+    sock_parked(D9_CALL_RECV, rs[0], recv(rs[0], b, 1, 0), "recv of an unseen blocking socket");
+    sock_parked(D9_CALL_READ, rp[0], read(rp[0], b, 1), "read of an unseen blocking pipe");
+    if (recv(rn[0], b, 1, 0) >= 0 || errno != EAGAIN)
+        die("recv of an unseen non-blocking socket");
+    for (int i = 0; i < 2; i++) {
+        close(rs[i]);
+        close(rn[i]);
+        close(rp[i]);
+    }
     close(ef);
     close(en);
     for (int i = 0; i < 2; i++) {

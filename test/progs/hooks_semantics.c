@@ -951,6 +951,28 @@ static void test_socket_waits(void)
     close(p[1]);
     CHECK_RET(read(p[0], buf, sizeof buf), 0);
     close(p[0]);
+    /* fds made where the agent does not see (raw system calls): the first
+     * read probes them, and every call returns as without the agent. */
+    int rs[2], rp[2];
+    CHECK(syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rs) == 0);
+    CHECK(syscall(SYS_pipe2, rp, O_CLOEXEC) == 0);
+    interrupt_after(&k, 20);
+    CHECK_ERR(recv(rs[0], buf, sizeof buf, 0), EINTR);
+    CHECK_ERR(read(rp[0], buf, sizeof buf), EINTR);
+    interrupt_done(&k);
+    CHECK_ERR(recv(rp[0], buf, sizeof buf, 0), ENOTSOCK);
+    CHECK_RET(send(rs[1], "xy", 2, 0), 2);
+    CHECK_RET(readv(rs[0], &iov, 1), 2);
+    CHECK_RET(write(rp[1], "z", 1), 1);
+    CHECK_RET(read(rp[0], buf, sizeof buf), 1);
+    CHECK(buf[0] == 'z');
+    for (int i = 0; i < 2; i++) {
+        close(rs[i]);
+        close(rp[i]);
+    }
+    CHECK_ERR(read(rp[0], buf, sizeof buf), EBADF); /* a probe that fails */
+    CHECK_ERR(recvfrom(rs[0], buf, sizeof buf, 0, NULL, NULL), EBADF);
+    CHECK_ERR(accept(rs[0], NULL, NULL), EBADF);
 }
 
 /* Sends into a blocking socket (timed; a park under the agent when one
