@@ -2,7 +2,8 @@
  * made it (open, socket, pipe, eventfd, ...) or, for one the agent did not
  * see made, asked of the kernel at its first read (d9_fd_probe), so write()
  * and the timed calls can tell a wake-up, a regular-file access and
- * ordinary socket I/O apart with one byte load. Covers fds below D9_FD_MAX; higher fds stay UNKNOWN.
+ * ordinary socket I/O apart with one byte load. Covers fds below
+ * D9_FD_MAX; higher fds stay UNKNOWN.
  *
  * 1 MiB of bss for the kinds plus 4 MiB for pipe peers; only pages of fd
  * numbers actually used become resident.
