@@ -149,6 +149,18 @@ static const struct d9_wake *match_at(const struct d9_model *m, const struct d9_
     return NULL;
 }
 
+/* The first match of the wake at ts, which must be there with this wakee
+ * and latency. */
+static const struct d9_wake *matched(const struct d9_model *m, const struct d9_summary *s, uint64_t ts,
+                                     uint32_t wakee, uint64_t latency_ns)
+{
+    const struct d9_wake *k = match_at(m, s, ts);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_uint_eq(k->wakee_tid, wakee);
+    ck_assert_uint_eq(k->latency_ns, latency_ns);
+    return k;
+}
+
 START_TEST(wake_latency_from_wake_to_unpark)
 {
     static struct trace t;
@@ -179,14 +191,9 @@ START_TEST(wake_latency_from_wake_to_unpark)
     struct d9_model m;
     struct d9_summary s;
     load(&t, &m, &s);
-    const struct d9_wake *k = match_at(&m, &s, 1000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->wakee_tid, 11);
+    const struct d9_wake *k = matched(&m, &s, 1000, 11, 700);
     ck_assert_uint_eq(k->waker_tid, 10);
-    ck_assert_uint_eq(k->latency_ns, 700);
-    k = match_at(&m, &s, 3000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->latency_ns, 0);
+    matched(&m, &s, 3000, 11, 0);
     ck_assert_ptr_null(match_at(&m, &s, 9000));
     ck_assert_ptr_null(match_at(&m, &s, 10000));
     k = match_at(&m, &s, 21000);
@@ -234,15 +241,9 @@ START_TEST(pipe_and_eventfd_wakes_through_epoll)
     struct d9_model m;
     struct d9_summary s;
     load(&t, &m, &s);
-    const struct d9_wake *k = match_at(&m, &s, 2000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->wakee_tid, 20);
-    ck_assert_uint_eq(k->call, D9_CALL_PIPE_WRITE);
-    ck_assert_uint_eq(k->latency_ns, 600);
+    ck_assert_uint_eq(matched(&m, &s, 2000, 20, 600)->call, D9_CALL_PIPE_WRITE);
     ck_assert_ptr_null(match_at(&m, &s, 3500));
-    k = match_at(&m, &s, 4000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->latency_ns, 100);
+    matched(&m, &s, 4000, 20, 100);
     ck_assert_ptr_null(match_at(&m, &s, 6500));
     ck_assert_uint_eq(thread(&s, 20)->wakes_received, 2);
     unload(&m, &s);
@@ -266,15 +267,9 @@ START_TEST(pipe_and_eventfd_wakes_of_blocking_reads)
     struct d9_model m;
     struct d9_summary s;
     load(&t, &m, &s);
-    const struct d9_wake *k = match_at(&m, &s, 2000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->wakee_tid, 20);
-    ck_assert_uint_eq(k->latency_ns, 300);
+    matched(&m, &s, 2000, 20, 300);
     ck_assert_ptr_null(match_at(&m, &s, 3500));
-    k = match_at(&m, &s, 4000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->call, D9_CALL_EVENTFD_WRITE);
-    ck_assert_uint_eq(k->latency_ns, 400);
+    ck_assert_uint_eq(matched(&m, &s, 4000, 20, 400)->call, D9_CALL_EVENTFD_WRITE);
     ck_assert_ptr_null(match_at(&m, &s, 5200));
     ck_assert_uint_eq(thread(&s, 20)->wakes_received, 2);
     unload(&m, &s);
@@ -563,13 +558,8 @@ START_TEST(wake_matched_after_its_ts)
     struct d9_model m;
     struct d9_summary s;
     load(&t, &m, &s);
-    const struct d9_wake *k = match_at(&m, &s, 5000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->wakee_tid, 11);
-    ck_assert_uint_eq(k->latency_ns, 600);
-    k = match_at(&m, &s, 7000);
-    ck_assert_ptr_nonnull(k);
-    ck_assert_uint_eq(k->latency_ns, 300);
+    matched(&m, &s, 5000, 11, 600);
+    matched(&m, &s, 7000, 11, 300);
     ck_assert_ptr_null(match_at(&m, &s, 8000));
     ck_assert_uint_eq(s.nwakes, 2);
     ck_assert_uint_eq(thread(&s, 10)->wakes_sent, 5);
