@@ -6,7 +6,7 @@
  * read/pread/pwrite are timed on regular files only: on sockets and pipes a
  * long read is waiting for a peer, not a stall. On a blocking socket or
  * pipe read end, read (and glibc's fortified __read_chk) parks instead
- * (socket_wait.h). A timed pread or pwrite is made with the syscall
+ * (socket_wait.h), and so does connect on a blocking socket. A timed pread or pwrite is made with the syscall
  * instruction when direct.h allows; a timed read goes through glibc
  * (direct.h: why not).
  */
@@ -126,9 +126,21 @@ D9_EXPORT int fdatasync(int fd)
     D9_TIMED_BODY(int, fdatasync, D9_CALL_FDATASYNC, fd, d9_fd_kind(fd), (fd), -1);
 }
 
+/* On a blocking socket the wait for the peer's answer is a park (target
+ * the fd, timeout -1: SO_SNDTIMEO is not read), so that a thread stuck
+ * connecting to a host that does not answer shows parked in connect while
+ * it waits, not busy. Elsewhere (an event loop's non-blocking socket
+ * returns EINPROGRESS at once) timed. */
 D9_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-    D9_TIMED_BODY(int, connect, D9_CALL_CONNECT, fd, d9_fd_kind(fd), (fd, addr, len), -1);
+    D9_REAL_OR_FAIL(real_, connect, -1);
+    unsigned b = d9_fd_byte(fd);
+    int ret_;
+    if (b == D9_FD_BLOCKING_SOCKET)
+        D9_PARKED(ret_, D9_CALL_CONNECT, fd, -1, real_(fd, addr, len), D9_RES_ERRNO);
+    else
+        D9_TIMED(ret_, D9_CALL_CONNECT, fd, b & D9_FDK_KIND, real_(fd, addr, len));
+    return ret_;
 }
 
 /* getaddrinfo returns an EAI_* code; EAI_SYSTEM leaves errno to the caller. */

@@ -8,10 +8,10 @@
  * the fd; its timeout -1 (SO_RCVTIMEO is not read: a call it ends unparks
  * with -EAGAIN).
  * A read right after the thread polled and found fds ready (d9_just_polled:
- * Python's socket with a timeout polls, then receives; a program that adds
- * a blocking eventfd to an epoll set reads it once ready) nearly always
- * returns at once, and its wait was the poll's park: it is timed instead,
- * as a send is.
+ * Python's socketserver polls its blocking listening socket, then accepts;
+ * a program that adds a blocking eventfd to an epoll set reads it once
+ * ready) nearly always returns at once, and its wait was the poll's park:
+ * it is timed instead, as a send is.
  * A send or write on a blocking socket nearly always returns at once (the
  * data goes to the socket's buffer): it is timed, and it is a park only
  * when it took at least DIAL9_SLOW_SYSCALL_US, the time a thread held by a

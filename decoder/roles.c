@@ -4,12 +4,13 @@
 #include <string.h>
 
 /* Parks on I/O: a readiness wait, or a blocking socket's read, recv,
- * accept, or a send or write that waited (a thread-per-connection server's
- * workers). */
+ * accept or connect, or a send or write that waited (a thread-per-connection
+ * server's workers). */
 static int is_io_call(unsigned c)
 {
     return (c >= D9_CALL_EPOLL_WAIT && c <= D9_CALL_PSELECT) || c == D9_CALL_READ || c == D9_CALL_RECV ||
-           c == D9_CALL_ACCEPT || c == D9_CALL_ACCEPT4 || c == D9_CALL_SEND || c == D9_CALL_WRITE;
+           c == D9_CALL_ACCEPT || c == D9_CALL_ACCEPT4 || c == D9_CALL_SEND || c == D9_CALL_WRITE ||
+           c == D9_CALL_CONNECT;
 }
 static int is_sync_call(unsigned c) { return c == D9_CALL_FUTEX || c == D9_CALL_COND_WAIT || c == D9_CALL_SEM_WAIT; }
 

@@ -72,7 +72,7 @@ for t in truth["threads"]:
     if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
         errors.append("%s: no join parked on a thread it joined while it ran" % label)
     # A wait on a blocking socket or pipe parks on its fd, infinite timeout.
-    sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write")]
+    sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write", "connect")]
     expect(label + " socket park targets", [e["target"] for e in sock], t["fd_parks"])
     expect(label + " socket park timeouts", {e.get("timeout_ns") for e in sock} - {-1}, set())
     # A pipe or eventfd write made while a thread waited in its read woke it.

@@ -30,7 +30,8 @@
  * (call accept, accept4, read or recv), listed in "fd_parks" with the fd
  * it waits on; its calls that cannot wait (MSG_DONTWAIT, a socket made
  * non-blocking by fcntl, SOCK_NONBLOCK from socket or accept4) are none.
- * gt-sock-cli sends with MSG_DONTWAIT (never a park), but for a send and
+ * gt-sock-cli connects its blocking sockets (parks, call connect, in
+ * "fd_parks") and sends with MSG_DONTWAIT (never a park), but for a send and
  * a write into a full blocking socketpair, which wait 20 ms for the server
  * to drain it: parks (call send, write), in "fd_parks" too; a writev the
  * same (call write). Then the server reads a blocking pipe and, with
@@ -642,13 +643,15 @@ static void sock_server(void)
     close(lfd);
 }
 
+/* A connect of a blocking socket: a park (call connect) on its fd. */
 static int sock_connect(void)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atomic_load(&sock_port)),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a))
-        die("connect");
+    if (fd < 0)
+        die("socket");
+    sock_parked(D9_CALL_CONNECT, fd, connect(fd, (struct sockaddr *)&a, sizeof a), "connect");
     return fd;
 }
 
