@@ -68,17 +68,7 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         return ret_;                                                           \
     }                                                                          \
     D9_SOCKET_PARKED_FN(ssize_t, name, call, params, args)                     \
-    /* An fd the table does not know, probed (d9_fd_probe), then as below. */ \
-    __attribute__((noinline, unused)) static ssize_t name##_probed(           \
-        D9_UNPAREN params, __typeof__(d9_real.name) real_)                     \
-    {                                                                          \
-        unsigned b_ = d9_fd_probe(fd);                                         \
-        if (b_ & D9_FDK_BLOCKING)                                              \
-            return name##_parked(D9_UNPAREN args, real_);                      \
-        if (b_ == D9_FD_FILE)                                                  \
-            return name##_timed(D9_UNPAREN args, real_);                       \
-        return real_ args;                                                     \
-    }                                                                          \
+    D9_PROBED_FN(name, parked, params, args, b_ & D9_FDK_BLOCKING)             \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \

@@ -26,14 +26,7 @@ __attribute__((noinline, cold)) void d9_waited(uint64_t t0, uint8_t call, int fd
  * receiving calls) an fd the table does not know is probed first
  * (d9_fd_probe). */
 #define D9_SOCKET_HOOK(name, how, params, args, waits, probe)                  \
-    __attribute__((noinline, unused)) static ssize_t name##_probed(           \
-        D9_UNPAREN params, __typeof__(d9_real.name) real_)                     \
-    {                                                                          \
-        unsigned b_ = d9_fd_probe(fd);                                         \
-        if (!(waits))                                                          \
-            return real_ args;                                                 \
-        return name##_##how(D9_UNPAREN args, real_);                           \
-    }                                                                          \
+    D9_PROBED_FN(name, how, params, args, waits)                               \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \

@@ -59,6 +59,21 @@ void d9_waited(uint64_t t0, uint8_t call, int fd, int64_t result) D9_HIDDEN;
         return ret_;                                                           \
     }
 
+/* name##_probed(args..., real_): a receiving call on an fd the table does
+ * not know: probed (d9_fd_probe), then name##_how when waits (on the byte
+ * b_ and the arguments), else the real call. Out of line, as above: the
+ * hook's pass-through path pays one test. (A regular file found so is
+ * timed from its next read on.) */
+#define D9_PROBED_FN(name, how, params, args, waits)                           \
+    __attribute__((noinline, unused)) static ssize_t name##_probed(           \
+        D9_UNPAREN params, __typeof__(d9_real.name) real_)                     \
+    {                                                                          \
+        unsigned b_ = d9_fd_probe(fd);                                         \
+        if (waits)                                                             \
+            return name##_##how(D9_UNPAREN args, real_);                       \
+        return real_ args;                                                     \
+    }
+
 /* name##_sent(args..., real_): the real call, D9_FD_WAIT_TIMED. Out of
  * line, as above. */
 #define D9_SOCKET_SEND_FN(type, name, call, params, args)                      \
