@@ -282,12 +282,6 @@ static inline __attribute__((always_inline)) void d9_unpark_fast(uint8_t call, i
     d9_unpark(call, result);
 }
 
-/* The ring entry before e (e: an entry, or the cursor's next, which may be end). */
-static inline const struct d9_raw_event *d9_ring_before(const struct d9_ring_head *p, const struct d9_raw_event *e)
-{
-    return (e == p->buf ? p->end : e) - 1;
-}
-
 /* d9_just_polled past its thread's cursor: the scan back (emit.c). */
 int d9_just_polled_scan(void);
 
@@ -300,13 +294,11 @@ int d9_just_polled_scan(void);
  * a thread that waits in its reads: its last entry is the UNPARK of one. */
 static inline int d9_just_polled(void)
 {
-    _Static_assert(D9_CALL_EPOLL_WAIT == 1 && D9_CALL_PSELECT == 7 && D9_CALL_FUTEX == 8 &&
-                       D9_CALL_COND_WAIT == 9 && D9_CALL_SEM_WAIT == 10,
-                   "calls 1-7 poll, 8-10 wait for another thread");
-    const struct d9_raw_event *next = d9_tls.ring.next;
-    if (D9_LIKELY(next != d9_tls.ring.buf && next && !d9_tls.nowait_count)) {
-        uint64_t w = __atomic_load_n(&next[-1].word, __ATOMIC_ACQUIRE);
-        if ((uint8_t)w == D9_EV_UNPARK && (uint8_t)(w >> 8) - 1u >= 10u)
+    const struct d9_ring_head *p = &d9_tls.ring;
+    if (D9_LIKELY(p->next && !d9_tls.nowait_count)) {
+        uint64_t w = __atomic_load_n(&d9_ring_before(p, p->next)->word, __ATOMIC_ACQUIRE);
+        unsigned call = (uint8_t)(w >> 8);
+        if ((uint8_t)w == D9_EV_UNPARK && !d9_call_polls(call) && !d9_call_syncs(call))
             return 0;
     }
     return d9_just_polled_scan();

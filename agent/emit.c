@@ -185,18 +185,18 @@ int d9_just_polled_scan(void)
     const struct d9_raw_event *e = p->next;
     if (!e)
         return 0;
-    /* Back past wakes, lock waits, futex, condvar and semaphore waits (the
-     * calls 8-10: Python takes its GIL back between its poll and its read)
-     * and the like, to the latest park or unpark of an I/O wait. The
-     * writer zeroes an entry's word once it has taken it (and writes
-     * nothing else there): the scan stops at the first such. */
+    /* Back past wakes, lock waits, futex, condvar and semaphore waits
+     * (Python takes its GIL back between its poll and its read) and the
+     * like, to the latest park or unpark of an I/O wait. The writer zeroes
+     * an entry's word once it has taken it (and writes nothing else
+     * there): the scan stops at the first such. */
     for (int i = 0; i < JUST_POLLED_SCAN; i++) {
-        e = (e == p->buf ? p->end : e) - 1;
+        e = d9_ring_before(p, e);
         struct d9_raw_event h = {.word = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE)};
         if (!h.word)
             return 0;
-        if ((h.type == D9_EV_PARK || h.type == D9_EV_UNPARK) && h.call - 8u >= 3u)
-            return h.type == D9_EV_UNPARK && h.call - 1u < 7u && (int64_t)e->b > 0;
+        if ((h.type == D9_EV_PARK || h.type == D9_EV_UNPARK) && !d9_call_syncs(h.call))
+            return h.type == D9_EV_UNPARK && d9_call_polls(h.call) && (int64_t)e->b > 0;
     }
     return 0;
 }

@@ -4,7 +4,8 @@
  * (on a blocking pipe's read end too) parks as read does; send, sendto and
  * sendmsg are timed, and a park (call send) when they waited, and writev as
  * write (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
- * through, as every call on a non-blocking or unknown fd does. read, write
+ * through, as every call on a non-blocking fd does; a receiving call on an
+ * fd the table does not know probes it first (d9_fd_probe). read, write
  * and accept are in hooks_slow.c and hooks_fd.c.
  */
 #include <errno.h>

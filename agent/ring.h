@@ -74,6 +74,12 @@ static inline uintptr_t d9_ring_after(const struct d9_ring_head *p, const struct
     return n == (uintptr_t)p->end ? (uintptr_t)p->buf : n;
 }
 
+/* The entry before e (e: an entry, or the cursor's next, which may be end). */
+static inline const struct d9_raw_event *d9_ring_before(const struct d9_ring_head *p, const struct d9_raw_event *e)
+{
+    return (e == p->buf ? p->end : e) - 1;
+}
+
 /* Producer, exact path: the free entry to fill, or NULL when the ring is
  * full (the caller counts a drop) or there is none. keep: entries that must
  * stay free after this push (1 for ordinary events, so a thread's final

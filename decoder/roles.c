@@ -8,11 +8,10 @@
  * server's workers). */
 static int is_io_call(unsigned c)
 {
-    return (c >= D9_CALL_EPOLL_WAIT && c <= D9_CALL_PSELECT) || c == D9_CALL_READ || c == D9_CALL_RECV ||
+    return d9_call_polls(c) || c == D9_CALL_READ || c == D9_CALL_RECV ||
            c == D9_CALL_ACCEPT || c == D9_CALL_ACCEPT4 || c == D9_CALL_SEND || c == D9_CALL_WRITE ||
            c == D9_CALL_CONNECT;
 }
-static int is_sync_call(unsigned c) { return c == D9_CALL_FUTEX || c == D9_CALL_COND_WAIT || c == D9_CALL_SEM_WAIT; }
 
 static int has_word(const char *name, const char *const *words)
 {
@@ -27,7 +26,7 @@ static void sums(const struct d9_tstats *t, uint64_t *io, uint64_t *sync)
     *io = *sync = 0;
     for (unsigned k = 0; k < D9_CALL_COUNT; k++) {
         *io += is_io_call(k) ? t->parks_by_call[k] : 0;
-        *sync += is_sync_call(k) ? t->parks_by_call[k] : 0;
+        *sync += d9_call_syncs(k) ? t->parks_by_call[k] : 0;
     }
 }
 

@@ -115,6 +115,12 @@ static inline const char *d9_call_name(unsigned call)
     return call < D9_CALL_COUNT ? names[call] : "unknown";
 }
 
+/* Parks that wait for fds to be ready (calls 1-7: their UNPARK result
+ * counts ready fds), and parks that wait for another thread of the process
+ * (8-10: futex, condvar, semaphore). One compare each. */
+static inline int d9_call_polls(unsigned call) { return call - D9_CALL_EPOLL_WAIT <= D9_CALL_PSELECT - D9_CALL_EPOLL_WAIT; }
+static inline int d9_call_syncs(unsigned call) { return call - D9_CALL_FUTEX <= D9_CALL_SEM_WAIT - D9_CALL_FUTEX; }
+
 /* Printable type names, indexed by enum d9_type. */
 static inline const char *d9_type_name(unsigned type)
 {
