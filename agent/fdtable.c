@@ -115,22 +115,32 @@ void d9_fd_clear_range(unsigned first, unsigned last)
     }
 }
 
+/* The kind of an fstat mode. */
+static unsigned kind_of_mode(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG: return D9_FD_FILE;
+    case S_IFDIR: return D9_FD_DIR;
+    case S_IFSOCK: return D9_FD_SOCKET;
+    case S_IFIFO: return D9_FD_PIPE;
+    default: return D9_FD_OTHER; /* devices, and anonymous inodes: eventfds, epoll fds */
+    }
+}
+
 /* The byte of fd from its fstat mode and F_GETFL flags. */
 static unsigned probed_byte(mode_t mode, int fl)
 {
     int nonblock = fl & O_NONBLOCK;
-    switch (mode & S_IFMT) {
-    case S_IFREG: return D9_FD_FILE;
-    case S_IFDIR: return D9_FD_DIR;
-    case S_IFSOCK: return d9_fd_socket_byte(fl);
-    case S_IFIFO:
-        if ((fl & O_ACCMODE) == O_RDONLY)
-            return D9_FD_PIPE | (nonblock ? 0 : D9_FDK_BLOCKING);
-        if ((fl & O_ACCMODE) == O_WRONLY)
-            return D9_FD_PIPE | D9_FDK_PIPE_W | (nonblock ? D9_FDK_NONBLOCK : 0);
-        return D9_FD_OTHER;
-    default: return D9_FD_OTHER;
-    }
+    unsigned k = kind_of_mode(mode);
+    if (k == D9_FD_SOCKET)
+        return d9_fd_socket_byte(fl);
+    if (k != D9_FD_PIPE)
+        return k;
+    if ((fl & O_ACCMODE) == O_RDONLY)
+        return D9_FD_PIPE | (nonblock ? 0 : D9_FDK_BLOCKING);
+    if ((fl & O_ACCMODE) == O_WRONLY)
+        return D9_FD_PIPE | D9_FDK_PIPE_W | (nonblock ? D9_FDK_NONBLOCK : 0);
+    return D9_FD_OTHER; /* a FIFO opened O_RDWR: neither end */
 }
 
 unsigned d9_fd_probe(int fd)
@@ -156,19 +166,9 @@ unsigned d9_fd_probe(int fd)
 
 unsigned d9_fd_stat_kind(int fd)
 {
-    unsigned k;
     struct stat st;
     int err = errno;
     int rc = fstat(fd, &st);
     errno = err;
-    if (rc != 0)
-        return D9_FD_UNKNOWN;
-    switch (st.st_mode & S_IFMT) {
-    case S_IFREG: k = D9_FD_FILE; break;
-    case S_IFDIR: k = D9_FD_DIR; break;
-    case S_IFSOCK: k = D9_FD_SOCKET; break;
-    case S_IFIFO: k = D9_FD_PIPE; break;
-    default: k = D9_FD_OTHER; break;
-    }
-    return k;
+    return rc != 0 ? D9_FD_UNKNOWN : kind_of_mode(st.st_mode);
 }
