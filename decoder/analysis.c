@@ -114,11 +114,17 @@ static int hold_wake(struct ctx *c, const struct d9_event *e)
     return 0;
 }
 
+/* A WAKE, or a THREAD_EXIT (the wake of a join parked on its tid). */
+static int wake_of(struct ctx *c, const struct d9_event *e, uint64_t pos)
+{
+    return e->type == D9_EV_WAKE ? d9_matcher_wake(c->mt, e, pos) : d9_matcher_exit(c->mt, e, pos);
+}
+
 static int match_held(struct ctx *c)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->nheld; i++)
-        rc = d9_matcher_wake(c->mt, &c->held[i].e, c->held[i].pos);
+        rc = wake_of(c, &c->held[i].e, c->held[i].pos);
     c->nheld = 0;
     return rc;
 }
@@ -270,7 +276,8 @@ static inline int account(struct ctx *c, uint32_t i, struct d9_tstats *t, struct
         break;
     case D9_EV_WAKE: /* matched at once when no event of its ts can follow (nor is held) */
         t->wakes_sent++;
-        return !c->nheld && next_ts > e->ts ? d9_matcher_wake(c->mt, e, c->pos) : hold_wake(c, e);
+        /* fall through */
+    case D9_EV_THREAD_EXIT: return !c->nheld && next_ts > e->ts ? wake_of(c, e, c->pos) : hold_wake(c, e);
     case D9_EV_EPOLL_CTL: return d9_matcher_epoll_ctl(c->mt, e);
     case D9_EV_DROP: t->dropped += fld(e, F_COUNT); break;
     case D9_EV_POLL_NOWAIT: t->nowait_polls += fld(e, F_NOWAIT); break;

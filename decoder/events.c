@@ -118,8 +118,8 @@ static void print_fields(struct line *l, const struct d9_event *e)
     }
 }
 
-/* JSON: wakee and latency_ns of a WAKE, from its first match (earliest
- * unpark), or null. Text lines stay the raw record: a line then depends
+/* JSON: wakee and latency_ns of a WAKE or THREAD_EXIT (the join it
+ * released), from its first match (earliest unpark), or null. Text lines stay the raw record: a line then depends
  * only on its own event, so traces compare line by line. */
 static void print_wakee(struct d9_jw *w, const struct d9_wake *k)
 {
@@ -131,6 +131,8 @@ static void print_wakee(struct d9_jw *w, const struct d9_wake *k)
         d9_jw_null(w, "latency_ns");
     }
 }
+
+static int wakes(const struct d9_event *e) { return e->type == D9_EV_WAKE || e->type == D9_EV_THREAD_EXIT; }
 
 static void print_event(FILE *out, const struct d9_model *m, const struct d9_event *e, const struct d9_wake *k,
                         int json)
@@ -159,7 +161,7 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
                 d9_fmt_name(nb, sizeof(nb), name), tn);
     }
     print_fields(&l, e);
-    if (json && e->type == D9_EV_WAKE)
+    if (json && wakes(e))
         print_wakee(&w, k);
     if (json)
         d9_jw_end(&w);
@@ -176,7 +178,7 @@ static int print_one(void *ctx, const struct d9_event *e)
 {
     struct printer *p = ctx;
     struct d9_wake k;
-    int has = p->log && e->type == D9_EV_WAKE && d9_wakelog_next_of(p->log, p->pos, &k);
+    int has = p->log && wakes(e) && d9_wakelog_next_of(p->log, p->pos, &k);
     p->pos++;
     print_event(stdout, p->m, e, has ? &k : NULL, p->log != NULL);
     return ferror_unlocked(stdout) ? 1 : 0;

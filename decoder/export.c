@@ -154,7 +154,7 @@ static const struct tstate *thread_of(const struct walk *w, uint32_t pid, uint32
     return d9_map_get(&w->idx, d9_key2(pid, tid), &i) ? &w->st[i] : NULL;
 }
 
-/* The flows of the WAKE e at position pos, from the wake log. */
+/* The flows of the WAKE (or THREAD_EXIT) e at position pos, from the wake log. */
 static int wake_flows(struct walk *w, const struct d9_event *e)
 {
     struct d9_wakelog *log = w->s->wakelog;
@@ -319,7 +319,7 @@ static int walk_event(void *ctx, const struct d9_event *e)
     uint32_t ti;
     int rc = 0;
     if (d9_map_get(&w->idx, d9_key2(e->pid, e->tid), &ti) && w->st[ti].sel) {
-        if (e->type == D9_EV_WAKE)
+        if (e->type == D9_EV_WAKE || e->type == D9_EV_THREAD_EXIT) /* an exit: the join it released */
             rc = wake_flows(w, e);
         replay(w, &s->t[ti], &w->st[ti], e);
     }

@@ -21,6 +21,7 @@ uint8_t d9_park_class(uint64_t call)
     case D9_CALL_EPOLL_WAIT: case D9_CALL_EPOLL_PWAIT: case D9_CALL_EPOLL_PWAIT2: return D9_CLS_EPOLL;
     case D9_CALL_FUTEX: case D9_CALL_COND_WAIT: case D9_CALL_SEM_WAIT: return D9_CLS_ADDR;
     case D9_CALL_READ: return D9_CLS_FD; /* a blocking read of a pipe or an eventfd (or a socket) */
+    case D9_CALL_JOIN: return D9_CLS_THREAD; /* target: the joined tid */
     default: return D9_CLS_NONE;
     }
 }
@@ -464,7 +465,7 @@ static unsigned wake_keys(const struct d9_matcher *mt, const struct d9_event *e,
         }
         return n;
     }
-    if ((k = key_find(mt, e->pid, D9_CLS_ADDR, target)) >= 0)
+    if ((k = key_find(mt, e->pid, e->f[F_CALL] == D9_CALL_JOIN ? D9_CLS_THREAD : D9_CLS_ADDR, target)) >= 0)
         keys[n++] = (uint32_t)k;
     return n;
 }
@@ -559,4 +560,17 @@ int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev
         return 0;
     int keyed = fd_wake(e->f[F_CALL]) ? mt->ncls[D9_CLS_EPOLL] || mt->ncls[D9_CLS_FD] : mt->ncls[D9_CLS_ADDR] != 0;
     return keyed ? wake_keyed(mt, e, ev) : 0;
+}
+
+/* A thread's exit as the wake of the join parked on its tid (one joiner:
+ * POSIX leaves a second concurrent join undefined). */
+int d9_matcher_exit(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev)
+{
+    if (!mt->ncls[D9_CLS_THREAD])
+        return 0;
+    struct d9_event w = {.ts = e->ts, .pid = e->pid, .tid = e->tid, .type = D9_EV_WAKE, .nfields = 3};
+    w.f[F_CALL] = D9_CALL_JOIN;
+    w.f[F_TARGET] = e->tid;
+    w.f[F_COUNT] = 1;
+    return wake_keyed(mt, &w, ev);
 }

@@ -6,7 +6,9 @@
  * before the wake and ended at or after it: futex, condvar and semaphore
  * parks by address; eventfd and pipe writes through the epoll sets their fd
  * was registered in (EPOLL_CTL events) at the time, and the blocking reads
- * parked on the fd itself (a pipe write's target is its read end). An UNPARK up to
+ * parked on the fd itself (a pipe write's target is its read end); a thread's
+ * THREAD_EXIT the join parked on its tid (the exit is stamped as the thread
+ * ends, before the kernel clears its tid and wakes the joiner). An UNPARK up to
  * D9_WAKE_SKEW_NS before the wake still matches, with latency 0: causally the
  * wakee returns after the wake call starts, so an earlier stamp is clock read
  * order across CPUs. The window is kept small: a wider one would credit the
@@ -36,10 +38,11 @@
 #define D9_WAKE_EPFDS 8 /* epoll sets an eventfd/pipe write is followed through */
 
 /* What a park can be woken through. */
-enum d9_wake_cls { D9_CLS_NONE, D9_CLS_ADDR, D9_CLS_EPOLL, D9_CLS_FD, D9_CLS_COUNT };
+enum d9_wake_cls { D9_CLS_NONE, D9_CLS_ADDR, D9_CLS_EPOLL, D9_CLS_FD, D9_CLS_THREAD, D9_CLS_COUNT };
 uint8_t d9_park_class(uint64_t call);
 
-/* One matched (wake, wakee) pair. */
+/* One matched (wake, wakee) pair. A THREAD_EXIT's match has call
+ * D9_CALL_JOIN, target the exiting tid (= waker_tid). */
 struct d9_wake {
     uint64_t ts, target, latency_ns;
     uint64_t ev;                /* the WAKE's position in time order (0-based) */
@@ -61,8 +64,9 @@ void d9_matcher_free(struct d9_matcher *mt);
 int d9_matcher_park(struct d9_matcher *mt, uint32_t thread, const struct d9_event *e);
 int d9_matcher_unpark(struct d9_matcher *mt, uint32_t thread, const struct d9_event *e);
 int d9_matcher_epoll_ctl(struct d9_matcher *mt, const struct d9_event *e);
-/* ev: the WAKE's position in time order. */
+/* ev: the WAKE's (or THREAD_EXIT's) position in time order. */
 int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev);
+int d9_matcher_exit(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev);
 
 /* Position of the oldest wake that may still get a match (UINT64_MAX:
  * none): every match of an older wake has been given to fn. */

@@ -7,8 +7,9 @@
 #     park/unpark timestamps equal the PARK/UNPARK events of `events --json`
 #     (ns since the trace start);
 #   - WakeEventEvent: per waker thread as many as the Chrome export's flows,
-#     each at a WAKE event of that thread, and every matched wake of
-#     `events --json` (waker, wakee, time) is one of them;
+#     each at a WAKE or THREAD_EXIT (the join it released) of that thread,
+#     and every matched wake of `events --json` (waker, wakee, time) is one
+#     of them;
 #   - thread names (SegmentMetadataEvent) are the program's;
 #   - --tid keeps one thread; bad input to trc-dump (truncated, not TRC)
 #     exits 1 with the byte offset, and an unknown --format exits 2.
@@ -67,13 +68,15 @@ for t in truth["threads"]:
         expect(label + " worker_id", ids, {int(meta["worker_id.%d" % tid])})
     expect(label + " thread_name", meta.get("thread_name.%d" % tid), t["name"])
     expect(label + " WakeEventEvent = Chrome flows", len(wakes[tid]), flows[tid])
-    at = {e["ts"] - t0 for e in ev[tid] if e["type"] == "wake"}
+    # a thread_exit that released a join is a wake too
+    waking = [e for e in ev[tid] if e["type"] in ("wake", "thread_exit")]
+    at = {e["ts"] - t0 for e in waking}
     for d in wakes[tid]:
         if d["ts"] not in at:
-            errors.append("%s: WakeEventEvent at %d is at no WAKE of it" % (label, d["ts"]))
+            errors.append("%s: WakeEventEvent at %d is at no WAKE or exit of it" % (label, d["ts"]))
     got = {(d["ts"], d["fields"]["woken_task_id"]) for d in wakes[tid]}
-    for e in ev[tid]:
-        if e["type"] == "wake" and e["wakee"] is not None and (e["ts"] - t0, e["wakee"]) not in got:
+    for e in waking:
+        if e["wakee"] is not None and (e["ts"] - t0, e["wakee"]) not in got:
             errors.append("%s: matched wake at %d to %d not exported" % (label, e["ts"] - t0, e["wakee"]))
     if n and not wakes[tid] and sum(t["wakes"].values()):
         errors.append(label + ": wakes, but none exported")

@@ -71,6 +71,10 @@ for t in truth["threads"]:
                       % (label, targets, t["joined"], t["joined_live"]))
     if t["joined_live"] and not any(g in t["joined_live"] for g in targets):
         errors.append("%s: no join parked on a thread it joined while it ran" % label)
+    # The exit of a thread joined while it ran released that join.
+    exits = [e for e in events if e["type"] == "thread_exit" and e["tid"] in t["joined_live"]]
+    expect(label + " wakees of the exits of the threads it joined while they ran",
+           [e.get("wakee") for e in exits], [tid] * len(t["joined_live"]))
     # A wait on a blocking socket or pipe parks on its fd, infinite timeout.
     sock = [e for e in ev if e["type"] == "park" and e["call"] in ("read", "recv", "accept", "accept4", "send", "write", "connect")]
     expect(label + " socket park targets", [e["target"] for e in sock], t["fd_parks"])

@@ -133,7 +133,7 @@ static const struct d9_tstats *thread(const struct d9_summary *s, uint32_t tid)
     return NULL;
 }
 
-/* The match of the WAKE at ts, NULL if none; a wake's matches follow it
+/* The match of the WAKE (or THREAD_EXIT) at ts, NULL if none; a wake's matches follow it
  * (as the wake log holds them: in wake order). */
 static const struct d9_wake *match_at(const struct d9_model *m, const struct d9_summary *s, uint64_t ts)
 {
@@ -144,7 +144,8 @@ static const struct d9_wake *match_at(const struct d9_model *m, const struct d9_
         n++;
     ck_assert_uint_eq(n, s->nwakes);
     for (size_t i = 0; i < n; i++)
-        if (m->ev[all[i].ev].ts == ts && m->ev[all[i].ev].type == D9_EV_WAKE)
+        if (m->ev[all[i].ev].ts == ts &&
+            (m->ev[all[i].ev].type == D9_EV_WAKE || m->ev[all[i].ev].type == D9_EV_THREAD_EXIT))
             return &all[i];
     return NULL;
 }
@@ -272,6 +273,39 @@ START_TEST(pipe_and_eventfd_wakes_of_blocking_reads)
     ck_assert_uint_eq(matched(&m, &s, 4000, 20, 400)->call, D9_CALL_EVENTFD_WRITE);
     ck_assert_ptr_null(match_at(&m, &s, 5200));
     ck_assert_uint_eq(thread(&s, 20)->wakes_received, 2);
+    unload(&m, &s);
+}
+END_TEST
+
+START_TEST(thread_exit_releases_the_join_of_its_tid)
+{
+    static struct trace t;
+    t.n = 0;
+    park(&t, 40, 1000, D9_CALL_JOIN, 41);           /* 40 joins 41 while it runs */
+    wake(&t, 42, 1500, D9_CALL_FUTEX, 41, 1);       /* a futex wake of address 41 is no exit */
+    ev(&t, 41, (struct d9_raw_event){.ts = 2000, .type = D9_EV_THREAD_EXIT});
+    unpark(&t, 40, 2600, D9_CALL_JOIN);
+    ev(&t, 43, (struct d9_raw_event){.ts = 3000, .type = D9_EV_THREAD_EXIT}); /* nobody joins it yet */
+    park(&t, 40, 3500, D9_CALL_JOIN, 43);           /* joined after it exited: returns at once */
+    unpark(&t, 40, 3600, D9_CALL_JOIN);
+    park(&t, 44, 4000, D9_CALL_JOIN, 45);           /* 44 joins 45, which 40's join of 46 does not see */
+    park(&t, 40, 4100, D9_CALL_JOIN, 46);
+    ev(&t, 45, (struct d9_raw_event){.ts = 5000, .type = D9_EV_THREAD_EXIT});
+    unpark(&t, 44, 5100, D9_CALL_JOIN);
+    unpark(&t, 40, 9000, D9_CALL_JOIN);             /* timed out: 46 never exited */
+    struct d9_model m;
+    struct d9_summary s;
+    load(&t, &m, &s);
+    const struct d9_wake *k = matched(&m, &s, 2000, 40, 600);
+    ck_assert_uint_eq(k->call, D9_CALL_JOIN);
+    ck_assert_uint_eq(k->waker_tid, 41);
+    ck_assert_uint_eq(k->target, 41);
+    ck_assert_ptr_null(match_at(&m, &s, 1500));
+    ck_assert_ptr_null(match_at(&m, &s, 3000));
+    matched(&m, &s, 5000, 44, 100);
+    ck_assert_uint_eq(s.nwakes, 2);
+    ck_assert_uint_eq(thread(&s, 40)->wakes_received, 1);
+    ck_assert_uint_eq(thread(&s, 41)->wakes_sent, 0); /* sent counts WAKE events only */
     unload(&m, &s);
 }
 END_TEST
@@ -614,6 +648,7 @@ D9_SUITE(decoder_analysis)
     tcase_add_test(tc, wake_latency_from_wake_to_unpark);
     tcase_add_test(tc, pipe_and_eventfd_wakes_through_epoll);
     tcase_add_test(tc, pipe_and_eventfd_wakes_of_blocking_reads);
+    tcase_add_test(tc, thread_exit_releases_the_join_of_its_tid);
     tcase_add_test(tc, slow_syscalls_locks_sched_busy);
     tcase_add_test(tc, verdict_thresholds);
     tcase_add_test(tc, verdict_sched_share);
