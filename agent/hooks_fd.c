@@ -7,7 +7,8 @@
  * set or blocks is a WAKE (each made directly when direct.h allows, but
  * for a blocking eventfd's, which may wait), a regular-file
  * write is timed (and made directly, as read is: direct.h), anything else
- * goes straight through.
+ * goes straight through. writev to a pipe is a WAKE and may park as write
+ * does, through glibc.
  * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
  * can tie the fd to the epoll set a thread parks on. Sockets carry whether
  * they block (fdtable.h): accept on a blocking one parks, as reads do, and
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "direct.h"
@@ -511,20 +513,30 @@ __attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void 
     return eventfd_write_hook(fd, buf, ts, real);
 }
 
-/* A write to pipe write end fd (byte b) through glibc: a WAKE of the read
- * end when fd is a waker; on a blocking write end, timed, and a park (call
- * write, target fd) when it waited DIAL9_SLOW_SYSCALL_US or more for the
- * reader to make room (socket_wait.h), recorded after the WAKE. */
+/* ret = expr, a write or writev to pipe write end fd (byte b) through
+ * glibc: a WAKE of the read end when fd is a waker; on a blocking write
+ * end, timed, and a park (call write, target fd) when it waited
+ * DIAL9_SLOW_SYSCALL_US or more for the reader to make room
+ * (socket_wait.h), recorded after the WAKE. */
+#define D9_PIPE_WRITE(ret, fd, b, expr)                                        \
+    do {                                                                       \
+        int rd_ = ((b) & D9_FDK_WAKER) ? d9_fd_peer(fd) : -1;                  \
+        struct d9_timed t_ = d9_slow_start();                                  \
+        ret = (expr);                                                          \
+        if (ret > 0 && rd_ >= 0)                                               \
+            d9_wake_end(t_.t0, D9_CALL_PIPE_WRITE, (uint64_t)rd_, (uint64_t)ret); \
+        if (!((b) & D9_FDK_NONBLOCK) && D9_UNLIKELY(d9_timed_over(t_)))        \
+            d9_waited(t_.t0, D9_CALL_WRITE, fd, D9_RES_ERRNO(ret));            \
+    } while (0)
+
+/* A pipe write end whose writes are wakes, or that may wait. */
+static inline int pipe_write_tracked(unsigned b) { return (b & D9_FDK_WAKER) || b == (D9_FD_PIPE | D9_FDK_PIPE_W); }
+
 static ssize_t pipe_write_glibc(ssize_t (*real)(int, const void *, size_t), int fd, const void *buf,
                                 size_t n, unsigned b)
 {
-    int rd = (b & D9_FDK_WAKER) ? d9_fd_peer(fd) : -1;
-    struct d9_timed t = d9_slow_start();
-    ssize_t ret = real(fd, buf, n);
-    if (ret > 0 && rd >= 0)
-        d9_wake_end(t.t0, D9_CALL_PIPE_WRITE, (uint64_t)rd, (uint64_t)ret);
-    if (!(b & D9_FDK_NONBLOCK) && D9_UNLIKELY(d9_timed_over(t)))
-        d9_waited(t.t0, D9_CALL_WRITE, fd, D9_RES_ERRNO(ret));
+    ssize_t ret;
+    D9_PIPE_WRITE(ret, fd, b, real(fd, buf, n));
     return ret;
 }
 
@@ -603,6 +615,32 @@ D9_EXPORT ssize_t write(int fd, const void *buf, size_t n)
         return eventfd_write_hook(fd, buf, ts, real_);
     }
     return write_tracked(fd, buf, n, real_, b);
+}
+
+/* writev: as write to a pipe (through glibc) or a blocking socket. */
+D9_SOCKET_SEND_FN(ssize_t, writev, D9_CALL_WRITE, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+
+__attribute__((noinline)) static ssize_t writev_pipe(int fd, const struct iovec *iov, int n,
+                                                     ssize_t (*real)(int, const struct iovec *, int), unsigned b)
+{
+    ssize_t ret;
+    D9_PIPE_WRITE(ret, fd, b, real(fd, iov, n));
+    return ret;
+}
+
+D9_UNRESOLVED(ssize_t, writev, (int fd, const struct iovec *iov, int n), (fd, iov, n), -1)
+
+D9_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+    D9_REAL_OR_PLAIN(real_, writev, (fd, iov, n));
+    unsigned b = d9_fd_byte(fd);
+    if (D9_LIKELY(b == D9_FD_UNKNOWN || b == D9_FD_SOCKET))
+        return real_(fd, iov, n);
+    if (b == D9_FD_BLOCKING_SOCKET)
+        return writev_sent(fd, iov, n, real_);
+    if (pipe_write_tracked(b))
+        return writev_pipe(fd, iov, n, real_, b);
+    return real_(fd, iov, n);
 }
 
 /* glibc's eventfd_write calls its internal write, not ours. */

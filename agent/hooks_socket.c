@@ -2,8 +2,8 @@
  * blocking socket recv, recvfrom and recvmsg (and glibc's fortified
  * __recv_chk and __recvfrom_chk) park, call recv, target the fd, and readv
  * (on a blocking pipe's read end too) parks as read does; send, sendto and
- * sendmsg are timed, and a park (call send) when they waited, and writev as
- * write (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
+ * sendmsg are timed, and a park (call send) when they waited (writev, as
+ * write: hooks_fd.c; socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
  * through, as every call on a non-blocking fd does; a receiving call on an
  * fd the table does not know probes it first (d9_fd_probe). read, write
  * and accept are in hooks_slow.c and hooks_fd.c.
@@ -64,7 +64,6 @@ D9_SEND_HOOK(sendto, D9_CALL_SEND,
              (int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t alen),
              (fd, buf, n, flags, addr, alen), flags)
 D9_SEND_HOOK(sendmsg, D9_CALL_SEND, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
-D9_SEND_HOOK(writev, D9_CALL_WRITE, (int fd, const struct iovec *iov, int n), (fd, iov, n), 0)
 
 /* readv parks where read does: a blocking socket or pipe read end. */
 D9_SOCKET_PARKED_FN(ssize_t, readv, D9_CALL_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))

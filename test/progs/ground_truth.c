@@ -39,8 +39,9 @@
  * while it is non-blocking (no park). One of its socket reads is a readv.
  * Last it reads a blocking eventfd with read and eventfd_read (parks, call
  * read), a non-blocking one with both (no park). gt-sock-cli writes each
- * pipe and the eventfd once the server waits in its read: wakes (call
- * pipe_write, eventfd_write) of that read, whose wakee "fd_wakees" lists.
+ * pipe (write, then writev) and the eventfd once the server waits in its
+ * read: wakes (call pipe_write, eventfd_write) of that read, whose wakee
+ * "fd_wakees" lists.
  * A recv and a read just after a poll that found their fds ready, and a
  * read after a zero-timeout poll, are no parks: the poll was the wait.
  * Last gt-sock-cli writes into a full blocking pipe that gt-sock-srv
@@ -699,15 +700,16 @@ static void sock_client(void)
     wait_phase(8);
     atomic_store(&sock_phase, 9); /* the server may close its end now */
     close(sp[0]);
-    /* A byte into each of the server's pipes, then 1 into its eventfd with
-     * write and with eventfd_write, each once the server waits in its read:
-     * wakes of that read. */
+    /* A byte into each of the server's pipes (with write, then writev),
+     * then 1 into its eventfd with write and with eventfd_write, each once
+     * the server waits in its read: wakes of that read. */
     const uint64_t one = 1;
+    struct iovec p1 = {"p", 1};
     for (int phase = 10; phase <= 13; phase++) {
         wait_phase(phase);
         wait_task(atomic_load(&srv_tid), "stat", asleep);
         int rc = phase == 10   ? write(atomic_load(&pipe_w), "p", 1) != 1
-                 : phase == 11 ? write(atomic_load(&nb_pipe_w), "p", 1) != 1
+                 : phase == 11 ? writev(atomic_load(&nb_pipe_w), &p1, 1) != 1
                  : phase == 12 ? write(atomic_load(&block_evfd), &one, sizeof one) != sizeof one
                                : eventfd_write(atomic_load(&block_evfd), 1) != 0;
         if (rc)

@@ -1036,6 +1036,11 @@ static void test_pipe_epoll(void)
     CHECK_RET(read(p[0], buf, sizeof buf), 3);
     CHECK_ERR(read(p[0], buf, sizeof buf), EAGAIN);
     CHECK_RET(write(p[1], buf, 0), 0);
+    struct iovec two[2] = {{"gh", 2}, {"i", 1}}; /* writev wakes as write does */
+    CHECK_RET(writev(p[1], two, 2), 3);
+    CHECK_RET(epoll_wait(ep, ev, 2, 1000), 1);
+    CHECK_RET(read(p[0], buf, sizeof buf), 3);
+    CHECK(memcmp(buf, "ghi", 3) == 0);
     /* A copy of the write end wakes the same reader. */
     int w2 = dup(p[1]);
     CHECK_RET(write(w2, "d", 1), 1);
@@ -1043,10 +1048,12 @@ static void test_pipe_epoll(void)
     CHECK_RET(read(p[0], buf, sizeof buf), 1);
     /* Made directly under the agent (O_NONBLOCK): glibc's errors all the same. */
     CHECK_ERR(write(p[1], bad_ptr, 1), EFAULT);
+    CHECK_ERR(writev(p[1], bad_ptr, 1), EFAULT);
     static const char fill[4096];
     while (write(p[1], fill, sizeof fill) > 0)
         ;
     CHECK_ERR(write(p[1], "f", 1), EAGAIN);
+    CHECK_ERR(writev(p[1], two, 2), EAGAIN);
     /* ioctl passes through: FIONREAD counts the bytes queued; FIONBIO's errors are the kernel's. */
     int queued = 0, on = 1;
     CHECK_RET(ioctl(p[0], FIONREAD, &queued), 0);
@@ -1057,6 +1064,7 @@ static void test_pipe_epoll(void)
     close(p[0]); /* now nobody reads: EPIPE (SIGPIPE ignored) */
     CHECK_ERR(write(p[1], "e", 1), EPIPE);
     CHECK_ERR(write(w2, "e", 1), EPIPE);
+    CHECK_ERR(writev(p[1], two, 2), EPIPE);
     CHECK_RET(write(q[1], "q", 1), 1); /* an unwatched pipe */
     CHECK_RET(read(q[0], buf, 1), 1);
     close(w2);
