@@ -1,14 +1,15 @@
 /* hooks_socket.c - interposers for the receive and send calls: on a
  * blocking socket recv, recvfrom and recvmsg (and glibc's fortified
  * __recv_chk and __recvfrom_chk) park, call recv, target the fd, and readv
- * (on a blocking pipe's read end too) parks as read does; send, sendto and
- * sendmsg are timed, and a park (call send) when they waited (writev, as
+ * (on a blocking pipe's read end too) parks as read does; send, sendto,
+ * sendmsg and sendfile are timed, and a park (call send) when they waited (writev, as
  * write: hooks_fd.c; socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
  * through, as every call on a non-blocking fd does; a receiving call on an
  * fd the table does not know probes it first (d9_fd_probe). read, write
  * and accept are in hooks_slow.c and hooks_fd.c.
  */
 #include <errno.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -64,6 +65,9 @@ D9_SEND_HOOK(sendto, D9_CALL_SEND,
              (int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t alen),
              (fd, buf, n, flags, addr, alen), flags)
 D9_SEND_HOOK(sendmsg, D9_CALL_SEND, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
+/* sendfile64 is the name programs built with _FILE_OFFSET_BITS=64 call (nginx). */
+D9_SEND_HOOK(sendfile, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
+D9_SEND_HOOK(sendfile64, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
 
 /* readv parks where read does: a blocking socket or pipe read end. */
 D9_SOCKET_PARKED_FN(ssize_t, readv, D9_CALL_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))

@@ -77,10 +77,10 @@ enum d9_call {
      * __recv_chk, __recvfrom_chk) on a blocking socket (target = the fd).
      * On a blocking socket, read (26) and accept/accept4 (20, 21) park too. */
     D9_CALL_RECV = 42,
-    /* A park in send, sendto or sendmsg on a blocking socket that took at
-     * least DIAL9_SLOW_SYSCALL_US: the peer had not taken the data (target
-     * = the fd); write (27) on a blocking socket likewise. Recorded once
-     * the call returns, the PARK stamped at its start. */
+    /* A park in send, sendto, sendmsg or sendfile on a blocking socket
+     * that took at least DIAL9_SLOW_SYSCALL_US: the peer had not taken the
+     * data (target = the fd); write (27) on a blocking socket likewise.
+     * Recorded once the call returns, the PARK stamped at its start. */
     D9_CALL_SEND = 43,
     D9_CALL_COUNT = 44
 };

@@ -23,6 +23,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
@@ -975,8 +976,8 @@ static void test_socket_waits(void)
     CHECK_ERR(accept(rs[0], NULL, NULL), EBADF);
 }
 
-/* Sends into a blocking socket (timed; a park under the agent when one
- * waits): the count, EINTR and EAGAIN (SO_SNDTIMEO, MSG_DONTWAIT) while its
+/* Sends into a blocking socket, sendfile among them (timed; a park under
+ * the agent when one waits): the count, EINTR and EAGAIN (SO_SNDTIMEO, MSG_DONTWAIT) while its
  * buffer is full, EPIPE, EFAULT, and EBADF and ENOTSOCK passed through. */
 static void test_socket_sends(void)
 {
@@ -991,6 +992,13 @@ static void test_socket_sends(void)
     CHECK_RET(sendmsg(sv[0], &mh, 0), 3);
     CHECK_RET(write(sv[0], "e", 1), 1);
     CHECK_RET(writev(sv[0], &iov, 1), 3);
+    int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC); /* sendfile reads a regular file */
+    CHECK(src >= 0);
+    off_t at = 0;
+    CHECK_RET(sendfile(sv[0], src, &at, 2), 2);
+    CHECK(at == 2);
+    CHECK_RET(sendfile64(sv[0], src, NULL, 1), 1);
+    CHECK_ERR(sendfile(sv[0], -1, NULL, 1), EBADF);
     CHECK_ERR(send(sv[0], bad_ptr, 4, 0), EFAULT);
     while (send(sv[0], buf, sizeof buf, MSG_DONTWAIT) > 0) /* full */
         ;
@@ -1002,16 +1010,22 @@ static void test_socket_sends(void)
     CHECK_ERR(sendmsg(sv[0], &mh, 0), EINTR);
     CHECK_ERR(write(sv[0], buf, 1), EINTR);
     CHECK_ERR(writev(sv[0], &iov, 1), EINTR);
+    CHECK_ERR(sendfile(sv[0], src, NULL, 1), EINTR);
+    CHECK_ERR(sendfile64(sv[0], src, NULL, 1), EINTR);
     interrupt_done(&k);
     struct timeval tv = {0, 20000};
     CHECK(setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0);
     CHECK_ERR(send(sv[0], buf, 1, 0), EAGAIN);
     CHECK_ERR(write(sv[0], buf, 1), EAGAIN);
+    CHECK_ERR(sendfile(sv[0], src, NULL, 1), EAGAIN);
     close(sv[1]);
     CHECK_ERR(send(sv[0], buf, 1, 0), EPIPE); /* SIGPIPE is ignored */
     CHECK_ERR(write(sv[0], buf, 1), EPIPE);
+    CHECK_ERR(sendfile64(sv[0], src, NULL, 1), EPIPE);
     close(sv[0]);
+    close(src);
     CHECK_ERR(send(sv[0], buf, 1, 0), EBADF);
+    CHECK_ERR(sendfile(sv[0], src, NULL, 1), EBADF);
     int fd = open("/dev/null", O_WRONLY);
     CHECK_ERR(send(fd, buf, 1, 0), ENOTSOCK);
     close(fd);
