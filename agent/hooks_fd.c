@@ -524,7 +524,8 @@ __attribute__((noinline)) static ssize_t eventfd_write_other(int fd, const void 
         struct d9_timed t_ = d9_slow_start();                                  \
         ret = (expr);                                                          \
         if (ret > 0 && rd_ >= 0)                                               \
-            d9_wake_end(t_.t0, D9_CALL_PIPE_WRITE, (uint64_t)rd_, (uint64_t)ret); \
+            d9_wake_end(t_.t0, D9_CALL_PIPE_WRITE, (uint64_t)rd_,              \
+                        (uint64_t)ret);                                        \
         if (!((b) & D9_FDK_NONBLOCK) && D9_UNLIKELY(d9_timed_over(t_)))        \
             d9_waited(t_.t0, D9_CALL_WRITE, fd, D9_RES_ERRNO(ret));            \
     } while (0)

@@ -2,11 +2,11 @@
  * blocking socket recv, recvfrom and recvmsg (and glibc's fortified
  * __recv_chk and __recvfrom_chk) park, call recv, target the fd, and readv
  * (on a blocking pipe's read end too) parks as read does; send, sendto,
- * sendmsg and sendfile are timed, and a park (call send) when they waited (writev, as
- * write: hooks_fd.c; socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
+ * sendmsg and sendfile are timed, and a park (call send) when they waited
+ * (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
  * through, as every call on a non-blocking fd does; a receiving call on an
- * fd the table does not know probes it first (d9_fd_probe). read, write
- * and accept are in hooks_slow.c and hooks_fd.c.
+ * fd the table does not know probes it first (d9_fd_probe). read, write,
+ * writev and accept are in hooks_slow.c and hooks_fd.c.
  */
 #include <errno.h>
 #include <sys/sendfile.h>
