@@ -59,7 +59,9 @@ static void say_later_process(const struct d9_model *m, const char *path, const 
             d9_pid_of(seg->pid), why, D9_PID_STR(seg->pid));
 }
 
-static int open_file(struct d9_stream *s, const char *path)
+/* Maps path, indexes its verified blocks and reads its header into a new
+ * s->f entry (the model gets it later: add_file). 0, -1 out of memory. */
+static int scan_file(struct d9_stream *s, const char *path)
 {
     const uint8_t *buf;
     size_t len;
@@ -72,32 +74,62 @@ static int open_file(struct d9_stream *s, const char *path)
     struct sfile *f = &s->f[s->nf];
     memset(f, 0, sizeof(*f));
     f->fd = -1;
+    f->b0 = s->nb;
     struct index_ctx c = {s, (uint32_t)s->nf, buf, 0};
     int rc = d9_scan_segment(buf, len, &f->seg, index_block, &c);
     d9_unmap_file(buf, len);
+    f->nblk = s->nb - f->b0;
     if (rc == 0 && !(f->path = strdup(path)))
         rc = -1;
+    s->nf++;
+    return rc;
+}
+
+/* The scanned file f: its timestamps moved by f->shift, its header into
+ * the model, its fd opened for the passes; damage reported. 0, -1 out of
+ * memory. */
+static int add_file(struct d9_stream *s, struct sfile *f)
+{
+    int rc = 0;
+    for (size_t i = f->b0; i < f->b0 + f->nblk; i++) {
+        s->b[i].ref.first_ts += f->shift;
+        s->b[i].ref.last_ts += f->shift;
+    }
+    if (f->seg.anchor_real_ns)
+        f->seg.anchor_mono_ns += f->shift; /* the same instant on the clock its events now use */
     /* A header cut before its pid (a writer stopped by a full disk or a kill
      * while it wrote one) with no block after it adds no process: pid 0 would
      * be counted as one with nothing in it. */
-    if (rc == 0 && f->seg.status != D9_SEG_INVALID && (f->seg.pid != 0 || f->seg.blocks != 0)) {
+    if (f->seg.status != D9_SEG_INVALID && (f->seg.pid != 0 || f->seg.blocks != 0)) {
         rc = d9_model_add_header(s->m, &f->seg);
         if (rc == 1) {
-            say_later_process(s->m, path, &f->seg);
+            say_later_process(s->m, f->path, &f->seg);
             rc = 0;
         }
-        if (rc == 0 && (f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-            fprintf(stderr, "dial9-decode: %s: %s\n", path, strerror(errno));
+        if (rc == 0 && (f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "dial9-decode: %s: %s\n", f->path, strerror(errno));
             (*s->bad)++;
             f->reported = 1;
-            while (s->nb && s->b[s->nb - 1].file == s->nf) /* nothing of it can be read */
-                s->bytes_total -= s->b[--s->nb].ref.payload_len;
+            for (size_t i = f->b0; i < f->b0 + f->nblk; i++) /* nothing of it can be read */
+                s->bytes_total -= s->b[i].ref.payload_len;
+            f->nblk = 0;
         }
     }
-    s->nf++;
     if (rc == 0 && f->seg.status != D9_SEG_OK && !f->reported)
         d9s_report(s, f);
     return rc;
+}
+
+/* Drops the index entries of files that could not be opened. */
+static void drop_unread(struct d9_stream *s)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < s->nb; i++) {
+        const struct sfile *f = &s->f[s->b[i].file];
+        if (i - f->b0 < f->nblk)
+            s->b[out++] = s->b[i];
+    }
+    s->nb = out;
 }
 
 static int by_first_ts(const void *x, const void *y)
@@ -119,8 +151,14 @@ int d9s_index(struct d9_stream *s, char *const *paths, int npaths)
     s->f = calloc(n ? n : 1, sizeof(*s->f));
     int rc = s->f ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = open_file(s, files[i]);
+        rc = scan_file(s, files[i]);
     d9_free_files(files, n);
+    if (rc == 0)
+        rc = d9s_align_boots(s);
+    for (size_t i = 0; rc == 0 && i < s->nf; i++)
+        rc = add_file(s, &s->f[i]);
+    if (rc == 0)
+        drop_unread(s);
     if (rc == 0 && s->nb)
         qsort(s->b, s->nb, sizeof(*s->b), by_first_ts);
     return rc;

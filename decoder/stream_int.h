@@ -1,6 +1,7 @@
 /* stream_int.h - the parts of a d9_stream (stream.h), shared by its files:
  * stream.c (the public calls, passes, progress), stream_index.c (opening:
- * headers and the block index), stream_block.c (reading and decoding one
+ * headers and the block index), stream_boots.c (the clocks of several
+ * boots made one), stream_block.c (reading and decoding one
  * block), stream_ahead.c (decoding blocks ahead of the merge, on a second
  * thread and on the caller's while it would wait) and stream_merge.c (the
  * heap merge, on the caller's thread). Writing out a block's events is
@@ -25,6 +26,8 @@ struct sfile {
     int fd;
     uint8_t reported; /* its stderr line was written */
     struct d9_seg seg;
+    size_t b0, nblk; /* its blocks, s->b[b0..b0+nblk) until the index is sorted */
+    uint64_t shift;  /* ns added to its timestamps: another boot's clock (stream_index.c) */
 };
 
 struct sblock {
@@ -101,6 +104,10 @@ struct d9_stream {
 int d9s_index(struct d9_stream *s, char *const *paths, int npaths);
 /* One stderr line about a damaged input, counted in *s->bad. */
 void d9s_report(struct d9_stream *s, struct sfile *f);
+
+/* stream_boots.c: sets each file's shift when the inputs come from several
+ * boots (one stderr line per boot moved). 0, -1 out of memory. */
+int d9s_align_boots(struct d9_stream *s);
 
 /* stream_block.c */
 struct dblock *d9s_block_get(struct d9_stream *s);

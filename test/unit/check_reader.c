@@ -849,6 +849,124 @@ START_TEST(stream_passes_over_many_blocks)
 }
 END_TEST
 
+/* One segment file at path: pid's thread 101, on boot boot_id, its clock
+ * anchored at (real, mono), two events at ts0 and ts0 + 100. */
+static void boot_segment(const char *path, uint32_t pid, const char *boot_id, uint64_t real, uint64_t mono,
+                         uint64_t ts0)
+{
+    static const uint32_t tids[1] = {101};
+    static const char names[1][16] = {"main"};
+    struct d9_proc_identity id = {.start_ticks = 5, .pidns = 4026531836u};
+    snprintf(id.boot_id, sizeof(id.boot_id), "%s", boot_id);
+    struct d9_header_info h = {.pid = pid, .exe = "/usr/bin/svc", .clock = "monotonic", .anchor_real_ns = real,
+                               .anchor_mono_ns = mono, .nthreads = 1, .tids = tids, .names = names,
+                               .identity = &id};
+    static uint8_t buf[16384];
+    size_t len = d9_header_build(buf, sizeof(buf), &h);
+    ck_assert_uint_gt(len, 0);
+    struct d9_raw_event ev[2] = {{.ts = ts0, .type = D9_EV_PARK, .call = D9_CALL_EPOLL_WAIT, .a = 5, .b = (uint64_t)-1},
+                                 {.ts = ts0 + 100, .type = D9_EV_UNPARK, .call = D9_CALL_EPOLL_WAIT, .a = 1}};
+    uint8_t raw[4096];
+    struct d9_enc e;
+    encode_payload(&e, raw, 101, ev, 2);
+    size_t b = d9_block_build(&e, buf + len, sizeof(buf) - len);
+    ck_assert_uint_gt(b, 0);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len + b, f), len + b);
+    fclose(f);
+}
+
+struct seen {
+    uint32_t pid[8];
+    uint64_t ts[8];
+    size_t n;
+};
+
+static int collect_spans(void *ctx, const struct d9_event *ev, size_t n)
+{
+    struct seen *w = ctx;
+    for (size_t i = 0; i < n && w->n < 8; i++, w->n++) {
+        w->pid[w->n] = ev[i].pid;
+        w->ts[w->n] = ev[i].ts;
+    }
+    return 0;
+}
+
+/* Segments of three boots: each boot's monotonic clock restarts, so its
+ * events move onto the earliest boot's clock by the realtime anchors
+ * (boot B began 50 s of wall clock after boot A's anchor, C 80 s); the
+ * wall-clock anchor of each process then names the same instant as A's.
+ * Boot C's second segment, whose anchor was read after a clock step of
+ * 2 s, moves by the boot's least offset, as its first. */
+START_TEST(stream_boots_follow_each_other)
+{
+    char dir[] = "/tmp/d9-boots-XXXXXX", path[4][64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const uint64_t R = 1700000000000000000ull, S = 1000000000ull;
+    for (int i = 0; i < 4; i++)
+        snprintf(path[i], sizeof(path[i]), "%s/svc.%d.d9", dir, i);
+    /* Listed first, but of a later boot: the earliest is found by anchor. */
+    boot_segment(path[0], 300, "bbbbbbbb-0000-0000-0000-000000000000", R + 50 * S, 1000, 1 * S);
+    boot_segment(path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
+    boot_segment(path[2], 400, "cccccccc-0000-0000-0000-000000000000", R + 80 * S, 2000, 3 * S);
+    boot_segment(path[3], 401, "cccccccc-0000-0000-0000-000000000000", R + 80 * S + 2 * S + 4 * S, 4 * S, 5 * S);
+    struct d9_model m = {0};
+    int bad = 0;
+    char *paths[] = {dir};
+    ck_assert_int_eq(d9_load(&m, paths, 1, &bad), 0);
+    ck_assert_int_eq(bad, 0);
+    struct seen w = {0};
+    ck_assert_int_eq(d9_model_each_span(&m, collect_spans, &w), 0);
+    ck_assert_uint_eq(w.n, 8);
+    const uint32_t pid[8] = {200, 200, 300, 300, 400, 400, 401, 401};
+    const uint64_t ts[8] = {2 * S, 2 * S + 100, 51 * S, 51 * S + 100, 83 * S - 1000, 83 * S - 1000 + 100,
+                            85 * S - 1000, 85 * S - 1000 + 100};
+    for (size_t i = 0; i < 8; i++) {
+        ck_assert_uint_eq(w.pid[i], pid[i]);
+        ck_assert_uint_eq(w.ts[i], ts[i]);
+    }
+    /* realtime - monotonic of every process's anchor: A's (but for the
+     * clock step of C's later segment, which stays). */
+    ck_assert_uint_eq(d9_model_proc(&m, 200)->anchor_real_ns - d9_model_proc(&m, 200)->anchor_mono_ns, R - 1000);
+    ck_assert_uint_eq(d9_model_proc(&m, 300)->anchor_real_ns - d9_model_proc(&m, 300)->anchor_mono_ns, R - 1000);
+    ck_assert_uint_eq(d9_model_proc(&m, 400)->anchor_real_ns - d9_model_proc(&m, 400)->anchor_mono_ns, R - 1000);
+    ck_assert_uint_eq(d9_model_proc(&m, 401)->anchor_real_ns - d9_model_proc(&m, 401)->anchor_mono_ns,
+                      (R + 86 * S) - (4 * S + 80 * S - 1000));
+    d9_model_free(&m);
+    for (int i = 0; i < 4; i++)
+        unlink(path[i]);
+    rmdir(dir);
+}
+END_TEST
+
+/* One boot: nothing moves. */
+START_TEST(stream_one_boot_unmoved)
+{
+    char dir[] = "/tmp/d9-boots-XXXXXX", path[2][64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const uint64_t R = 1700000000000000000ull, S = 1000000000ull;
+    for (int i = 0; i < 2; i++)
+        snprintf(path[i], sizeof(path[i]), "%s/svc.%d.d9", dir, i);
+    boot_segment(path[0], 300, "aaaaaaaa-0000-0000-0000-000000000000", R + 50 * S, 50 * S, 60 * S);
+    boot_segment(path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
+    struct d9_model m = {0};
+    int bad = 0;
+    char *paths[] = {dir};
+    ck_assert_int_eq(d9_load(&m, paths, 1, &bad), 0);
+    struct seen w = {0};
+    ck_assert_int_eq(d9_model_each_span(&m, collect_spans, &w), 0);
+    ck_assert_uint_eq(w.n, 4);
+    ck_assert_uint_eq(w.ts[0], 2 * S);
+    ck_assert_uint_eq(w.ts[2], 60 * S);
+    ck_assert_uint_eq(d9_model_proc(&m, 300)->anchor_mono_ns, 50 * S);
+    d9_model_free(&m);
+    for (int i = 0; i < 2; i++)
+        unlink(path[i]);
+    rmdir(dir);
+}
+END_TEST
+
 /* JSON strings: plain runs as they are, quotes and backslashes escaped,
  * control and non-ASCII bytes as \u00XX, the length given (NULs kept). */
 START_TEST(json_strings_escaped)
@@ -908,6 +1026,8 @@ D9_SUITE(decoder_model)
     tcase_add_test(tc, model_sort_keeps_ties_in_order);
     tcase_add_test(tc, wake_matching_and_roles);
     tcase_add_test(tc, stream_passes_over_many_blocks);
+    tcase_add_test(tc, stream_boots_follow_each_other);
+    tcase_add_test(tc, stream_one_boot_unmoved);
     tcase_add_test(tc, json_strings_escaped);
     tcase_add_test(tc, json_integers_formatted);
     suite_add_tcase(s, tc);
