@@ -68,7 +68,7 @@ __attribute__((noinline, cold)) void d9_slow_record(uint64_t t0, uint64_t dur, u
         return ret_;                                                           \
     }                                                                          \
     D9_SOCKET_PARKED_FN(ssize_t, name, call, params, args)                     \
-    D9_PROBED_FN(name, parked, params, args, b_ & D9_FDK_BLOCKING)             \
+    D9_PROBED_FN(ssize_t, name, parked, params, args, b_ & D9_FDK_BLOCKING)    \
     D9_UNRESOLVED(ssize_t, name, params, args, -1)                             \
     D9_EXPORT ssize_t name params                                              \
     {                                                                          \

@@ -108,6 +108,8 @@
     X(ssize_t, __recvfrom_chk, (int, void *, size_t, size_t, int,              \
                                 struct sockaddr *, socklen_t *), NULL)         \
     X(ssize_t, recvmsg, (int, struct msghdr *, int), NULL)                     \
+    X(int, recvmmsg, (int, struct mmsghdr *, unsigned int, int,                \
+                      struct timespec *), NULL)                                \
     X(ssize_t, send, (int, const void *, size_t, int), NULL)                   \
     X(ssize_t, sendto, (int, const void *, size_t, int,                        \
                         const struct sockaddr *, socklen_t), NULL)             \

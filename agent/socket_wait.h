@@ -64,8 +64,8 @@ void d9_waited(uint64_t t0, uint8_t call, int fd, int64_t result) D9_HIDDEN;
  * b_ and the arguments), else the real call. Out of line, as above: the
  * hook's pass-through path pays one test. (A regular file found so is
  * timed from its next read on.) */
-#define D9_PROBED_FN(name, how, params, args, waits)                           \
-    __attribute__((noinline, unused)) static ssize_t name##_probed(           \
+#define D9_PROBED_FN(type, name, how, params, args, waits)                     \
+    __attribute__((noinline, unused)) static type name##_probed(              \
         D9_UNPAREN params, __typeof__(d9_real.name) real_)                     \
     {                                                                          \
         unsigned b_ = d9_fd_probe(fd);                                         \

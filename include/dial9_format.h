@@ -73,8 +73,9 @@ enum d9_call {
     /* A park until a child process changes state: wait, waitpid, wait4,
      * waitid (target = the pid waited for; 0: any child, or a group). */
     D9_CALL_CHILD_WAIT = 41,
-    /* A park until a peer sends: recv, recvfrom, recvmsg (and the fortified
-     * __recv_chk, __recvfrom_chk) on a blocking socket (target = the fd).
+    /* A park until a peer sends: recv, recvfrom, recvmsg, recvmmsg (and the
+     * fortified __recv_chk, __recvfrom_chk) on a blocking socket (target =
+     * the fd).
      * On a blocking socket, read (26) and accept/accept4 (20, 21) park too. */
     D9_CALL_RECV = 42,
     /* A park in send, sendto, sendmsg or sendfile on a blocking socket

@@ -531,8 +531,10 @@ static void sock_server(void)
     sock_parked(D9_CALL_RECV, c, __recv_chk(c, b, 1, sizeof b, 0), "__recv_chk");
     sock_parked(D9_CALL_RECV, c, recvfrom(c, b, 1, 0, NULL, NULL), "recvfrom");
     sock_parked(D9_CALL_RECV, c, __recvfrom_chk(c, b, 1, sizeof b, 0, NULL, NULL), "__recvfrom_chk");
-    for (int i = 6; i < SOCK_BYTES - 1; i++)
+    for (int i = 6; i < SOCK_BYTES - 2; i++)
         sock_parked(D9_CALL_RECV, c, recvmsg(c, &mh, 0), "recvmsg");
+    struct mmsghdr mm = {.msg_hdr = mh};
+    sock_parked(D9_CALL_RECV, c, recvmmsg(c, &mm, 1, 0, NULL), "recvmmsg");
     sock_parked(D9_CALL_READ, c, readv(c, &iov, 1), "readv");
     /* Calls that cannot wait: none parks. The client sends nothing more
      * until phase 1. */

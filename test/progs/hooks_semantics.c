@@ -874,9 +874,10 @@ static void test_sockets(void)
     close(s);
 }
 
-/* Waits on blocking sockets and a pipe (parks under the agent): the data, EOF, EINTR
- * from a handler without SA_RESTART, EAGAIN at SO_RCVTIMEO or with
- * MSG_DONTWAIT, EFAULT, and accept's own errors, through each call. */
+/* Waits on blocking sockets (recvmmsg among them) and a pipe (parks under
+ * the agent): the data, EOF, EINTR from a handler without SA_RESTART,
+ * EAGAIN at SO_RCVTIMEO or with MSG_DONTWAIT, EFAULT, and accept's own
+ * errors, through each call. */
 static void test_socket_waits(void)
 {
     int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -898,6 +899,7 @@ static void test_socket_waits(void)
     char buf[8] = {0};
     struct iovec iov = {buf, sizeof buf};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    struct mmsghdr mm = {.msg_hdr = mh};
     interrupt_after(&k, 20);
     CHECK_ERR(read(c, buf, sizeof buf), EINTR);
     CHECK_ERR(__read_chk(c, buf, sizeof buf, sizeof buf), EINTR);
@@ -906,13 +908,16 @@ static void test_socket_waits(void)
     CHECK_ERR(recvfrom(c, buf, sizeof buf, 0, NULL, NULL), EINTR);
     CHECK_ERR(__recvfrom_chk(c, buf, sizeof buf, sizeof buf, 0, NULL, NULL), EINTR);
     CHECK_ERR(recvmsg(c, &mh, 0), EINTR);
+    CHECK_ERR(recvmmsg(c, &mm, 1, 0, NULL), EINTR);
     CHECK_ERR(readv(c, &iov, 1), EINTR);
     interrupt_done(&k);
+    CHECK_ERR(recvmmsg(c, &mm, 1, MSG_DONTWAIT, NULL), EAGAIN);
     CHECK_ERR(recv(c, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
     struct timeval tv = {0, 20000};
     CHECK(setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
     CHECK_ERR(recv(c, buf, sizeof buf, 0), EAGAIN);
     CHECK_ERR(read(c, buf, sizeof buf), EAGAIN);
+    CHECK_ERR(recvmmsg(c, &mm, 1, 0, NULL), EAGAIN);
     CHECK_RET(write(s, "abcdefg", 7), 7);
     CHECK_ERR(recv(c, bad_ptr, 4, 0), EFAULT);
     CHECK_RET(recv(c, buf, 2, MSG_PEEK), 2);
@@ -927,11 +932,15 @@ static void test_socket_waits(void)
     CHECK(memcmp(buf, "ef", 2) == 0);
     CHECK_RET(readv(c, &iov, 1), 1);
     CHECK(buf[0] == 'g');
+    CHECK_RET(write(s, "h", 1), 1);
+    CHECK_RET(recvmmsg(c, &mm, 1, 0, NULL), 1); /* one message */
+    CHECK(buf[0] == 'h' && mm.msg_len == 1);
     close(s);
     CHECK_RET(recv(c, buf, sizeof buf, 0), 0); /* the peer closed */
     CHECK_RET(read(c, buf, sizeof buf), 0);
     close(c);
     CHECK_ERR(recv(c, buf, sizeof buf, 0), EBADF);
+    CHECK_ERR(recvmmsg(c, &mm, 1, 0, NULL), EBADF);
     CHECK_ERR(read(c, buf, sizeof buf), EBADF);
     int fd = open("/dev/null", O_RDONLY);
     CHECK_ERR(recv(fd, buf, sizeof buf, 0), ENOTSOCK);
