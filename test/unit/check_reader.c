@@ -877,20 +877,62 @@ static void boot_segment(const char *path, uint32_t pid, const char *boot_id, ui
     fclose(f);
 }
 
-struct seen {
+/* A directory of up to 4 segments (boot_segment), loaded, its events seen
+ * in merge order. bad outlives the model, as d9_load needs. */
+struct boots {
+    char dir[32], path[4][64];
+    int n, bad;
+    struct d9_model m;
     uint32_t pid[8];
     uint64_t ts[8];
-    size_t n;
+    size_t seen;
 };
 
-static int collect_spans(void *ctx, const struct d9_event *ev, size_t n)
+static void boots_init(struct boots *b, int n)
 {
-    struct seen *w = ctx;
-    for (size_t i = 0; i < n && w->n < 8; i++, w->n++) {
-        w->pid[w->n] = ev[i].pid;
-        w->ts[w->n] = ev[i].ts;
+    memset(b, 0, sizeof(*b));
+    snprintf(b->dir, sizeof(b->dir), "/tmp/d9-boots-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(b->dir));
+    b->n = n;
+    for (int i = 0; i < n; i++) {
+        char dir[sizeof(b->dir)]; /* a copy: gcc's -Wrestrict sees dir and path in one object */
+        memcpy(dir, b->dir, sizeof(dir));
+        snprintf(b->path[i], sizeof(b->path[i]), "%s/svc.%d.d9", dir, i);
+    }
+}
+
+static int boots_span(void *ctx, const struct d9_event *ev, size_t n)
+{
+    struct boots *b = ctx;
+    for (size_t i = 0; i < n && b->seen < 8; i++, b->seen++) {
+        b->pid[b->seen] = ev[i].pid;
+        b->ts[b->seen] = ev[i].ts;
     }
     return 0;
+}
+
+static void boots_load(struct boots *b)
+{
+    char *paths[] = {b->dir};
+    ck_assert_int_eq(d9_load(&b->m, paths, 1, &b->bad), 0);
+    ck_assert_int_eq(b->bad, 0);
+    ck_assert_int_eq(d9_model_each_span(&b->m, boots_span, b), 0);
+}
+
+static void boots_free(struct boots *b)
+{
+    d9_model_free(&b->m);
+    for (int i = 0; i < b->n; i++)
+        unlink(b->path[i]);
+    rmdir(b->dir);
+}
+
+/* realtime - monotonic of pid's anchor. */
+static uint64_t anchor_off(const struct d9_model *m, uint32_t pid)
+{
+    const struct d9_proc *p = d9_model_proc(m, pid);
+    ck_assert_ptr_nonnull(p);
+    return p->anchor_real_ns - p->anchor_mono_ns;
 }
 
 /* Segments of three boots: each boot's monotonic clock restarts, so its
@@ -901,69 +943,47 @@ static int collect_spans(void *ctx, const struct d9_event *ev, size_t n)
  * 2 s, moves by the boot's least offset, as its first. */
 START_TEST(stream_boots_follow_each_other)
 {
-    char dir[] = "/tmp/d9-boots-XXXXXX", path[4][64];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static struct boots b;
     const uint64_t R = 1700000000000000000ull, S = 1000000000ull;
-    for (int i = 0; i < 4; i++)
-        snprintf(path[i], sizeof(path[i]), "%s/svc.%d.d9", dir, i);
+    boots_init(&b, 4);
     /* Listed first, but of a later boot: the earliest is found by anchor. */
-    boot_segment(path[0], 300, "bbbbbbbb-0000-0000-0000-000000000000", R + 50 * S, 1000, 1 * S);
-    boot_segment(path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
-    boot_segment(path[2], 400, "cccccccc-0000-0000-0000-000000000000", R + 80 * S, 2000, 3 * S);
-    boot_segment(path[3], 401, "cccccccc-0000-0000-0000-000000000000", R + 80 * S + 2 * S + 4 * S, 4 * S, 5 * S);
-    struct d9_model m = {0};
-    int bad = 0;
-    char *paths[] = {dir};
-    ck_assert_int_eq(d9_load(&m, paths, 1, &bad), 0);
-    ck_assert_int_eq(bad, 0);
-    struct seen w = {0};
-    ck_assert_int_eq(d9_model_each_span(&m, collect_spans, &w), 0);
-    ck_assert_uint_eq(w.n, 8);
+    boot_segment(b.path[0], 300, "bbbbbbbb-0000-0000-0000-000000000000", R + 50 * S, 1000, 1 * S);
+    boot_segment(b.path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
+    boot_segment(b.path[2], 400, "cccccccc-0000-0000-0000-000000000000", R + 80 * S, 2000, 3 * S);
+    boot_segment(b.path[3], 401, "cccccccc-0000-0000-0000-000000000000", R + 80 * S + 2 * S + 4 * S, 4 * S, 5 * S);
+    boots_load(&b);
+    ck_assert_uint_eq(b.seen, 8);
     const uint32_t pid[8] = {200, 200, 300, 300, 400, 400, 401, 401};
     const uint64_t ts[8] = {2 * S, 2 * S + 100, 51 * S, 51 * S + 100, 83 * S - 1000, 83 * S - 1000 + 100,
                             85 * S - 1000, 85 * S - 1000 + 100};
     for (size_t i = 0; i < 8; i++) {
-        ck_assert_uint_eq(w.pid[i], pid[i]);
-        ck_assert_uint_eq(w.ts[i], ts[i]);
+        ck_assert_uint_eq(b.pid[i], pid[i]);
+        ck_assert_uint_eq(b.ts[i], ts[i]);
     }
-    /* realtime - monotonic of every process's anchor: A's (but for the
-     * clock step of C's later segment, which stays). */
-    ck_assert_uint_eq(d9_model_proc(&m, 200)->anchor_real_ns - d9_model_proc(&m, 200)->anchor_mono_ns, R - 1000);
-    ck_assert_uint_eq(d9_model_proc(&m, 300)->anchor_real_ns - d9_model_proc(&m, 300)->anchor_mono_ns, R - 1000);
-    ck_assert_uint_eq(d9_model_proc(&m, 400)->anchor_real_ns - d9_model_proc(&m, 400)->anchor_mono_ns, R - 1000);
-    ck_assert_uint_eq(d9_model_proc(&m, 401)->anchor_real_ns - d9_model_proc(&m, 401)->anchor_mono_ns,
-                      (R + 86 * S) - (4 * S + 80 * S - 1000));
-    d9_model_free(&m);
-    for (int i = 0; i < 4; i++)
-        unlink(path[i]);
-    rmdir(dir);
+    /* Every process's anchor: A's (but for the clock step of C's later
+     * segment, which stays). */
+    ck_assert_uint_eq(anchor_off(&b.m, 200), R - 1000);
+    ck_assert_uint_eq(anchor_off(&b.m, 300), R - 1000);
+    ck_assert_uint_eq(anchor_off(&b.m, 400), R - 1000);
+    ck_assert_uint_eq(anchor_off(&b.m, 401), (R + 86 * S) - (4 * S + 80 * S - 1000));
+    boots_free(&b);
 }
 END_TEST
 
 /* One boot: nothing moves. */
 START_TEST(stream_one_boot_unmoved)
 {
-    char dir[] = "/tmp/d9-boots-XXXXXX", path[2][64];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static struct boots b;
     const uint64_t R = 1700000000000000000ull, S = 1000000000ull;
-    for (int i = 0; i < 2; i++)
-        snprintf(path[i], sizeof(path[i]), "%s/svc.%d.d9", dir, i);
-    boot_segment(path[0], 300, "aaaaaaaa-0000-0000-0000-000000000000", R + 50 * S, 50 * S, 60 * S);
-    boot_segment(path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
-    struct d9_model m = {0};
-    int bad = 0;
-    char *paths[] = {dir};
-    ck_assert_int_eq(d9_load(&m, paths, 1, &bad), 0);
-    struct seen w = {0};
-    ck_assert_int_eq(d9_model_each_span(&m, collect_spans, &w), 0);
-    ck_assert_uint_eq(w.n, 4);
-    ck_assert_uint_eq(w.ts[0], 2 * S);
-    ck_assert_uint_eq(w.ts[2], 60 * S);
-    ck_assert_uint_eq(d9_model_proc(&m, 300)->anchor_mono_ns, 50 * S);
-    d9_model_free(&m);
-    for (int i = 0; i < 2; i++)
-        unlink(path[i]);
-    rmdir(dir);
+    boots_init(&b, 2);
+    boot_segment(b.path[0], 300, "aaaaaaaa-0000-0000-0000-000000000000", R + 50 * S, 50 * S, 60 * S);
+    boot_segment(b.path[1], 200, "aaaaaaaa-0000-0000-0000-000000000000", R, 1000, 2 * S);
+    boots_load(&b);
+    ck_assert_uint_eq(b.seen, 4);
+    ck_assert_uint_eq(b.ts[0], 2 * S);
+    ck_assert_uint_eq(b.ts[2], 60 * S);
+    ck_assert_uint_eq(d9_model_proc(&b.m, 300)->anchor_mono_ns, 50 * S);
+    boots_free(&b);
 }
 END_TEST
 
