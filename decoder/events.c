@@ -119,8 +119,9 @@ static void print_fields(struct line *l, const struct d9_event *e)
 }
 
 /* JSON: wakee and latency_ns of a WAKE or THREAD_EXIT (the join it
- * released), from its first match (earliest unpark), or null. Text lines stay the raw record: a line then depends
- * only on its own event, so traces compare line by line. */
+ * released), from its first match (earliest unpark), or null. Text lines
+ * stay the raw record: a line then depends only on its own event, so
+ * traces compare line by line. */
 static void print_wakee(struct d9_jw *w, const struct d9_wake *k)
 {
     if (k) {

@@ -41,8 +41,10 @@ int d9s_align_boots(struct d9_stream *s)
         while (k < nb && strcmp(b[k].id, id) != 0)
             k++;
         if (k == nb) {
-            if (d9_grow((void **)&b, &cap, nb, sizeof(*b)) < 0)
+            if (d9_grow((void **)&b, &cap, nb, sizeof(*b)) < 0) {
+                free(b);
                 return -1;
+            }
             b[nb++] = (struct boot){id, off, 0};
         }
         b[k].off = off < b[k].off ? off : b[k].off;
