@@ -1,12 +1,12 @@
-/* hooks_socket.c - interposers for the receive and send calls: on a
- * blocking socket recv, recvfrom, recvmsg and recvmmsg (and glibc's
- * fortified __recv_chk and __recvfrom_chk) park, call recv, target the fd,
- * and readv (on a blocking pipe's read end too) parks as read does; send,
- * sendto, sendmsg and sendfile are timed, and a park (call send) when they
- * waited (socket_wait.h). A call with MSG_DONTWAIT does not wait and
- * passes through, as every call on a non-blocking fd does; a receiving
- * call on an fd the table does not know probes it first (d9_fd_probe).
- * read, write, writev and accept are in hooks_slow.c and hooks_fd.c.
+/* hooks_socket.c - interposers for the receive and send calls: on a blocking
+ * socket recv, recvfrom, recvmsg and recvmmsg (and glibc's fortified
+ * __recv_chk and __recvfrom_chk) park, call recv, target the fd, and readv
+ * (on a blocking pipe's read end too) parks as read does; send, sendto,
+ * sendmsg, sendmmsg and sendfile are timed, and a park (call send) when they
+ * waited (socket_wait.h). A call with MSG_DONTWAIT does not wait and passes
+ * through, as every call on a non-blocking fd does; a receiving call on an
+ * fd the table does not know probes it first (d9_fd_probe). read, write,
+ * writev and accept are in hooks_slow.c and hooks_fd.c.
  */
 #include <errno.h>
 #include <sys/sendfile.h>
@@ -46,9 +46,9 @@ __attribute__((noinline, cold)) void d9_waited(uint64_t t0, uint8_t call, int fd
 #define D9_RECV_HOOK(type, name, params, args, flags)                          \
     D9_SOCKET_PARKED_FN(type, name, D9_CALL_RECV, params, args)                \
     D9_SOCKET_HOOK(type, name, parked, params, args, D9_SOCKET_WAITS(flags), 1)
-#define D9_SEND_HOOK(name, call, params, args, flags)                          \
-    D9_SOCKET_SEND_FN(ssize_t, name, call, params, args)                       \
-    D9_SOCKET_HOOK(ssize_t, name, sent, params, args, D9_SOCKET_WAITS(flags), 0)
+#define D9_SEND_HOOK(type, name, call, params, args, flags)                    \
+    D9_SOCKET_SEND_FN(type, name, call, params, args)                          \
+    D9_SOCKET_HOOK(type, name, sent, params, args, D9_SOCKET_WAITS(flags), 0)
 
 D9_RECV_HOOK(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
 D9_RECV_HOOK(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
@@ -63,14 +63,16 @@ D9_RECV_HOOK(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg
 D9_RECV_HOOK(int, recvmmsg, (int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *tmo),
              (fd, v, n, flags, tmo), flags)
 
-D9_SEND_HOOK(send, D9_CALL_SEND, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
-D9_SEND_HOOK(sendto, D9_CALL_SEND,
+D9_SEND_HOOK(ssize_t, send, D9_CALL_SEND, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), flags)
+D9_SEND_HOOK(ssize_t, sendto, D9_CALL_SEND,
              (int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t alen),
              (fd, buf, n, flags, addr, alen), flags)
-D9_SEND_HOOK(sendmsg, D9_CALL_SEND, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
+D9_SEND_HOOK(ssize_t, sendmsg, D9_CALL_SEND, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), flags)
+D9_SEND_HOOK(int, sendmmsg, D9_CALL_SEND, (int fd, struct mmsghdr *v, unsigned int n, int flags), (fd, v, n, flags),
+             flags)
 /* sendfile64 is the name programs built with _FILE_OFFSET_BITS=64 call (nginx). */
-D9_SEND_HOOK(sendfile, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
-D9_SEND_HOOK(sendfile64, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
+D9_SEND_HOOK(ssize_t, sendfile, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
+D9_SEND_HOOK(ssize_t, sendfile64, D9_CALL_SEND, (int fd, int in, off_t *off, size_t n), (fd, in, off, n), 0)
 
 /* readv parks where read does: a blocking socket or pipe read end. */
 D9_SOCKET_PARKED_FN(ssize_t, readv, D9_CALL_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))

@@ -114,6 +114,7 @@
     X(ssize_t, sendto, (int, const void *, size_t, int,                        \
                         const struct sockaddr *, socklen_t), NULL)             \
     X(ssize_t, sendmsg, (int, const struct msghdr *, int), NULL)               \
+    X(int, sendmmsg, (int, struct mmsghdr *, unsigned int, int), NULL)         \
     X(ssize_t, sendfile, (int, int, off_t *, size_t), NULL)                    \
     X(ssize_t, sendfile64, (int, int, off_t *, size_t), NULL)                  \
     X(ssize_t, readv, (int, const struct iovec *, int), NULL)                  \

@@ -75,13 +75,14 @@ enum d9_call {
     D9_CALL_CHILD_WAIT = 41,
     /* A park until a peer sends: recv, recvfrom, recvmsg, recvmmsg (and the
      * fortified __recv_chk, __recvfrom_chk) on a blocking socket (target =
-     * the fd).
-     * On a blocking socket, read (26) and accept/accept4 (20, 21) park too. */
+     * the fd). On a blocking socket, read (26) and accept/accept4 (20, 21)
+     * park too. */
     D9_CALL_RECV = 42,
-    /* A park in send, sendto, sendmsg or sendfile on a blocking socket
-     * that took at least DIAL9_SLOW_SYSCALL_US: the peer had not taken the
-     * data (target = the fd); write (27) on a blocking socket likewise.
-     * Recorded once the call returns, the PARK stamped at its start. */
+    /* A park in send, sendto, sendmsg, sendmmsg or sendfile on a blocking
+     * socket that took at least DIAL9_SLOW_SYSCALL_US: the peer had not
+     * taken the data (target = the fd); write (27) on a blocking socket
+     * likewise. Recorded once the call returns, the PARK stamped at its
+     * start. */
     D9_CALL_SEND = 43,
     D9_CALL_COUNT = 44
 };

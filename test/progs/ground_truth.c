@@ -34,7 +34,7 @@
  * "fd_parks") and sends with MSG_DONTWAIT (never a park), but for a send and
  * a write into a full blocking socketpair, which wait 20 ms for the server
  * to drain it: parks (call send, write), in "fd_parks" too; a writev the
- * same (call write), and a sendfile (call send). Then the server reads a blocking pipe and, with
+ * same (call write), and a sendfile and a sendmmsg (call send). Then the server reads a blocking pipe and, with
  * readv, one made blocking by F_SETFL (parks, call read), the latter first
  * while it is non-blocking (no park). One of its socket reads is a readv.
  * Last it reads a blocking eventfd with read and eventfd_read (parks, call
@@ -569,7 +569,8 @@ static void sock_server(void)
     drain_after(5, NULL);
     drain_after(7, NULL);
     drain_after(9, NULL);
-    wait_phase(11);
+    drain_after(11, NULL);
+    wait_phase(13);
     close(atomic_load(&full_pair));
     /* A blocking pipe's read end parks; a non-blocking one's does not, until
      * F_SETFL makes it blocking. */
@@ -578,13 +579,13 @@ static void sock_server(void)
         die("pipe2");
     atomic_store(&pipe_w, pp[1]);
     atomic_store(&nb_pipe_w, np[1]);
-    atomic_store(&sock_phase, 12);
+    atomic_store(&sock_phase, 14);
     sock_parked(D9_CALL_READ, pp[0], read(pp[0], b, 1), "read of a blocking pipe");
     if (read(np[0], b, 1) >= 0 || errno != EAGAIN)
         die("read of an empty non-blocking pipe");
     if (fcntl(np[0], F_SETFL, 0))
         die("F_SETFL");
-    atomic_store(&sock_phase, 13);
+    atomic_store(&sock_phase, 15);
     sock_parked(D9_CALL_READ, np[0], readv(np[0], &iov, 1), "readv of a pipe made blocking");
     /* eventfds: a non-blocking one's reads do not wait, a blocking one's park. */
     int ef = eventfd(0, EFD_CLOEXEC), en = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -593,9 +594,9 @@ static void sock_server(void)
         errno != EAGAIN)
         die("reads of an empty non-blocking eventfd");
     atomic_store(&block_evfd, ef);
-    atomic_store(&sock_phase, 14);
+    atomic_store(&sock_phase, 16);
     sock_parked(D9_CALL_READ, ef, read(ef, &v, sizeof v), "read of a blocking eventfd");
-    atomic_store(&sock_phase, 15);
+    atomic_store(&sock_phase, 17);
     sock_parked(D9_CALL_READ, ef, eventfd_read(ef, &v), "eventfd_read of a blocking eventfd");
     /* A read right after a poll that found its fd ready waited in the poll
      * (a park, call poll): it is no park. So after a zero-timeout poll. */
@@ -617,7 +618,7 @@ static void sock_server(void)
     close(sp2[0]);
     close(sp2[1]);
     close(ready);
-    drain_after(16, &full_pipe);
+    drain_after(18, &full_pipe);
     /* fds the agent did not see made (a raw system call here; an inherited
      * or received fd alike): the first read learns what they are. */
     int rs[2], rn[2], rp[2];
@@ -682,9 +683,9 @@ static void sock_client(void)
     if (send(fd, "z", 1, MSG_DONTWAIT) != 1)
         die("client send 2");
     close(fd);
-    /* A send, a write, a writev and a sendfile into a full blocking
-     * socketpair: each waits until gt-sock-srv drains it, 20 ms later, and
-     * so parks. */
+    /* A send, a write, a writev, a sendfile and a sendmmsg into a full
+     * blocking socketpair: each waits until gt-sock-srv drains it, 20 ms
+     * later, and so parks. */
     int sp[2], small = 4096;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
         setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small))
@@ -711,23 +712,28 @@ static void sock_client(void)
     sock_parked(D9_CALL_SEND, sp[0], sendfile(sp[0], src, NULL, 1), "sendfile into a full socket");
     close(src);
     wait_phase(10);
-    atomic_store(&sock_phase, 11); /* the server may close its end now */
+    fill(sp[0]);
+    atomic_store(&sock_phase, 11);
+    struct mmsghdr mm = {.msg_hdr = {.msg_iov = &iov, .msg_iovlen = 1}};
+    sock_parked(D9_CALL_SEND, sp[0], sendmmsg(sp[0], &mm, 1, 0), "sendmmsg into a full socket");
+    wait_phase(12);
+    atomic_store(&sock_phase, 13); /* the server may close its end now */
     close(sp[0]);
     /* A byte into each of the server's pipes (with write, then writev),
      * then 1 into its eventfd with write and with eventfd_write, each once
      * the server waits in its read: wakes of that read. */
     const uint64_t one = 1;
     struct iovec p1 = {"p", 1};
-    for (int phase = 12; phase <= 15; phase++) {
+    for (int phase = 14; phase <= 17; phase++) {
         wait_phase(phase);
         wait_task(atomic_load(&srv_tid), "stat", asleep);
-        int rc = phase == 12   ? write(atomic_load(&pipe_w), "p", 1) != 1
-                 : phase == 13 ? writev(atomic_load(&nb_pipe_w), &p1, 1) != 1
-                 : phase == 14 ? write(atomic_load(&block_evfd), &one, sizeof one) != sizeof one
+        int rc = phase == 14   ? write(atomic_load(&pipe_w), "p", 1) != 1
+                 : phase == 15 ? writev(atomic_load(&nb_pipe_w), &p1, 1) != 1
+                 : phase == 16 ? write(atomic_load(&block_evfd), &one, sizeof one) != sizeof one
                                : eventfd_write(atomic_load(&block_evfd), 1) != 0;
         if (rc)
             die("pipe or eventfd write");
-        WOKE(phase <= 13 ? D9_CALL_PIPE_WRITE : D9_CALL_EVENTFD_WRITE);
+        WOKE(phase <= 15 ? D9_CALL_PIPE_WRITE : D9_CALL_EVENTFD_WRITE);
         me->fd_wakees[me->nfd_wakees++] = atomic_load(&srv_tid);
     }
     /* A write into a full pipe made blocking by F_SETFL (its read end is
@@ -741,9 +747,9 @@ static void sock_client(void)
     if (errno != EAGAIN || fcntl(fp[1], F_SETFL, 0))
         die("fill the pipe");
     atomic_store(&full_pipe, fp[0]);
-    atomic_store(&sock_phase, 16);
+    atomic_store(&sock_phase, 18);
     sock_parked(D9_CALL_WRITE, fp[1], write(fp[1], "q", 1), "write into a full pipe");
-    wait_phase(17);
+    wait_phase(19);
     close(fp[0]);
     close(fp[1]);
 }

@@ -985,8 +985,8 @@ static void test_socket_waits(void)
     CHECK_ERR(accept(rs[0], NULL, NULL), EBADF);
 }
 
-/* Sends into a blocking socket, sendfile among them (timed; a park under
- * the agent when one waits): the count, EINTR and EAGAIN (SO_SNDTIMEO, MSG_DONTWAIT) while its
+/* Sends into a blocking socket, sendfile and sendmmsg among them (timed; a
+ * park under the agent when one waits): the count, EINTR and EAGAIN (SO_SNDTIMEO, MSG_DONTWAIT) while its
  * buffer is full, EPIPE, EFAULT, and EBADF and ENOTSOCK passed through. */
 static void test_socket_sends(void)
 {
@@ -1008,6 +1008,9 @@ static void test_socket_sends(void)
     CHECK(at == 2);
     CHECK_RET(sendfile64(sv[0], src, NULL, 1), 1);
     CHECK_ERR(sendfile(sv[0], -1, NULL, 1), EBADF);
+    struct mmsghdr mm[2] = {{.msg_hdr = mh}, {.msg_hdr = mh}};
+    CHECK_RET(sendmmsg(sv[0], mm, 2, 0), 2); /* messages sent */
+    CHECK(mm[0].msg_len == 3 && mm[1].msg_len == 3);
     CHECK_ERR(send(sv[0], bad_ptr, 4, 0), EFAULT);
     while (send(sv[0], buf, sizeof buf, MSG_DONTWAIT) > 0) /* full */
         ;
@@ -1021,16 +1024,20 @@ static void test_socket_sends(void)
     CHECK_ERR(writev(sv[0], &iov, 1), EINTR);
     CHECK_ERR(sendfile(sv[0], src, NULL, 1), EINTR);
     CHECK_ERR(sendfile64(sv[0], src, NULL, 1), EINTR);
+    CHECK_ERR(sendmmsg(sv[0], mm, 1, 0), EINTR);
     interrupt_done(&k);
+    CHECK_ERR(sendmmsg(sv[0], mm, 1, MSG_DONTWAIT), EAGAIN);
     struct timeval tv = {0, 20000};
     CHECK(setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == 0);
     CHECK_ERR(send(sv[0], buf, 1, 0), EAGAIN);
     CHECK_ERR(write(sv[0], buf, 1), EAGAIN);
     CHECK_ERR(sendfile(sv[0], src, NULL, 1), EAGAIN);
+    CHECK_ERR(sendmmsg(sv[0], mm, 1, 0), EAGAIN);
     close(sv[1]);
     CHECK_ERR(send(sv[0], buf, 1, 0), EPIPE); /* SIGPIPE is ignored */
     CHECK_ERR(write(sv[0], buf, 1), EPIPE);
     CHECK_ERR(sendfile64(sv[0], src, NULL, 1), EPIPE);
+    CHECK_ERR(sendmmsg(sv[0], mm, 1, 0), EPIPE);
     close(sv[0]);
     close(src);
     CHECK_ERR(send(sv[0], buf, 1, 0), EBADF);
