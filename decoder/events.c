@@ -133,8 +133,6 @@ static void print_wakee(struct d9_jw *w, const struct d9_wake *k)
     }
 }
 
-static int wakes(const struct d9_event *e) { return e->type == D9_EV_WAKE || e->type == D9_EV_THREAD_EXIT; }
-
 static void print_event(FILE *out, const struct d9_model *m, const struct d9_event *e, const struct d9_wake *k,
                         int json)
 {
@@ -162,7 +160,7 @@ static void print_event(FILE *out, const struct d9_model *m, const struct d9_eve
                 d9_fmt_name(nb, sizeof(nb), name), tn);
     }
     print_fields(&l, e);
-    if (json && wakes(e))
+    if (json && d9_event_wakes(e))
         print_wakee(&w, k);
     if (json)
         d9_jw_end(&w);
@@ -179,7 +177,7 @@ static int print_one(void *ctx, const struct d9_event *e)
 {
     struct printer *p = ctx;
     struct d9_wake k;
-    int has = p->log && wakes(e) && d9_wakelog_next_of(p->log, p->pos, &k);
+    int has = p->log && d9_event_wakes(e) && d9_wakelog_next_of(p->log, p->pos, &k);
     p->pos++;
     print_event(stdout, p->m, e, has ? &k : NULL, p->log != NULL);
     return ferror_unlocked(stdout) ? 1 : 0;

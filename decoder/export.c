@@ -319,7 +319,7 @@ static int walk_event(void *ctx, const struct d9_event *e)
     uint32_t ti;
     int rc = 0;
     if (d9_map_get(&w->idx, d9_key2(e->pid, e->tid), &ti) && w->st[ti].sel) {
-        if (e->type == D9_EV_WAKE || e->type == D9_EV_THREAD_EXIT) /* an exit: the join it released */
+        if (d9_event_wakes(e))
             rc = wake_flows(w, e);
         replay(w, &s->t[ti], &w->st[ti], e);
     }

@@ -64,6 +64,13 @@ void d9_matcher_free(struct d9_matcher *mt);
 int d9_matcher_park(struct d9_matcher *mt, uint32_t thread, const struct d9_event *e);
 int d9_matcher_unpark(struct d9_matcher *mt, uint32_t thread, const struct d9_event *e);
 int d9_matcher_epoll_ctl(struct d9_matcher *mt, const struct d9_event *e);
+/* An event the matcher takes as a wake, whose matches the wake log
+ * holds at its position: a WAKE, or a THREAD_EXIT (of a joined thread). */
+static inline int d9_event_wakes(const struct d9_event *e)
+{
+    return e->type == D9_EV_WAKE || e->type == D9_EV_THREAD_EXIT;
+}
+
 /* ev: the WAKE's (or THREAD_EXIT's) position in time order. */
 int d9_matcher_wake(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev);
 int d9_matcher_exit(struct d9_matcher *mt, const struct d9_event *e, uint64_t ev);

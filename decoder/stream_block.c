@@ -123,8 +123,9 @@ int d9s_decode(struct d9_stream *s, size_t k, struct dblock *d, struct decoder *
         d->out.chunk = chunk_runs;
         d->out.ctx = d;
         rc = d9_decode_block_into(&now, dec->z, &b->ref, dec->buf, &d->out) < 0 ? -1 : 0;
-        for (size_t i = 0; f->shift && i < d->out.n; i++) /* another boot's clock (stream_boots.c) */
-            d->out.ev[i].ts += f->shift;
+        if (f->shift) /* another boot's clock (stream_boots.c) */
+            for (size_t i = 0; i < d->out.n; i++)
+                d->out.ev[i].ts += f->shift;
     }
     if (s->pass == 0) {
         pthread_mutex_lock(&s->mu);

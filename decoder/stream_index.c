@@ -95,8 +95,7 @@ static int add_file(struct d9_stream *s, struct sfile *f)
         s->b[i].ref.first_ts += f->shift;
         s->b[i].ref.last_ts += f->shift;
     }
-    if (f->seg.anchor_real_ns)
-        f->seg.anchor_mono_ns += f->shift; /* the same instant on the clock its events now use */
+    f->seg.anchor_mono_ns += f->shift; /* the same instant on the clock its events now use (0: none moved) */
     /* A header cut before its pid (a writer stopped by a full disk or a kill
      * while it wrote one) with no block after it adds no process: pid 0 would
      * be counted as one with nothing in it. */
