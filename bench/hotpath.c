@@ -49,12 +49,25 @@
  *   sock_park     recv with MSG_PEEK of the byte a blocking socket holds:
  *                 returns it at once (park + unpark: a thread-per-connection
  *                 server's wait for its peer)
+ *   select_park   select with 1 ms timeout on the ready eventfd (park +
+ *                 unpark; its fd set filled before each call, both sides)
+ *   epoll_ctl_efd EPOLL_CTL_MOD of the eventfd in an epoll set (one
+ *                 EPOLL_CTL event: the agent follows a waker's sets)
  *   app           dial9_event (include/dial9.h), an application event; its
  *                 "libc" side, and the call without the agent, is an empty
  *                 function of the same type (app event)
  * Not a mode: sleeps (their hooks are poll's; a 0 ns nanosleep sleeps
  * 12-100 us here, too long to see ns in).
  *   mutex         uncontended pthread_mutex_lock + unlock (no event)
+ *   rwlock        uncontended pthread_rwlock_rdlock + unlock (no event: the
+ *                 agent's try succeeds)
+ *   epoll_ctl     EPOLL_CTL_MOD of a socket in an epoll set, as an event loop
+ *                 rearms a connection (not recorded: one byte load after)
+ *   sock_writev   a 0-byte writev on the non-blocking socket, 0 (not recorded)
+ *   sock_accept   accept4 on a non-blocking listening socket with no
+ *                 connection, EAGAIN (not recorded)
+ *   child_nohang  waitpid(-1, WNOHANG) with no child, ECHILD (counted as a
+ *                 poll that did not wait, no event)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
  *   sock_recv     recv on that socket, EAGAIN (not recorded: an event
  *                 loop's receive, one byte load in the agent)
@@ -84,7 +97,11 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,12 +131,21 @@ enum mode {
     M_SOCK_RECV,
     M_SOCK_PARK,
     M_SOCK_SEND,
+    M_SELECT_PARK,
+    M_EPOLL_CTL_EFD,
+    M_RWLOCK,
+    M_EPOLL_CTL,
+    M_SOCK_WRITEV,
+    M_SOCK_ACCEPT,
+    M_CHILD_NOHANG,
 };
 static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
                                          "epoll_nowait", "epoll_park", "futex_park", "mutex",
                                          "sock_read",    "file_pread", "file_openclose", "pipe_wake",
                                          "poll_park",    "cond_park",  "sem_park",   "app",
-                                         "sock_recv",    "sock_park",  "sock_send"};
+                                         "sock_recv",    "sock_park",  "sock_send",  "select_park",
+                                         "epoll_ctl_efd", "rwlock",    "epoll_ctl",  "sock_writev",
+                                         "sock_accept",  "child_nohang"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -142,6 +168,13 @@ struct calls {
     int (*sem_post)(sem_t *);
     int (*sem_wait)(sem_t *);
     int (*event)(int, long long);
+    int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+    int (*epoll_ctl)(int, int, int, struct epoll_event *);
+    int (*rdlock)(pthread_rwlock_t *);
+    int (*rwunlock)(pthread_rwlock_t *);
+    ssize_t (*writev)(int, const struct iovec *, int);
+    int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+    pid_t (*waitpid)(pid_t, int *, int);
 };
 
 /* app's call where nothing records it: an empty call of dial9_event's type. */
@@ -154,7 +187,8 @@ static __attribute__((noinline)) int no_event(int id, long long value)
 /* event: dial9_event when the agent is preloaded, else no_event (main). */
 static struct calls program = {
     pthread_cond_signal, syscall, write, read, recv, send, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
-    poll, pthread_cond_timedwait, sem_post, sem_wait, no_event,
+    poll, pthread_cond_timedwait, sem_post, sem_wait, no_event, select, epoll_ctl, pthread_rwlock_rdlock,
+    pthread_rwlock_unlock, writev, accept4, waitpid,
 };
 
 /* libc's own definitions; pthread_cond_signal in the ABI the program links
@@ -182,6 +216,13 @@ static int libc_calls(struct calls *c)
     c->sem_post = (int (*)(sem_t *))dlsym(h, "sem_post");
     c->sem_wait = (int (*)(sem_t *))dlsym(h, "sem_wait");
     c->event = no_event;
+    c->select = (int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *))dlsym(h, "select");
+    c->epoll_ctl = (int (*)(int, int, int, struct epoll_event *))dlsym(h, "epoll_ctl");
+    c->rdlock = (int (*)(pthread_rwlock_t *))dlsym(h, "pthread_rwlock_rdlock");
+    c->rwunlock = (int (*)(pthread_rwlock_t *))dlsym(h, "pthread_rwlock_unlock");
+    c->writev = (ssize_t(*)(int, const struct iovec *, int))dlsym(h, "writev");
+    c->accept4 = (int (*)(int, struct sockaddr *, socklen_t *, int))dlsym(h, "accept4");
+    c->waitpid = (pid_t(*)(pid_t, int *, int))dlsym(h, "waitpid");
     const void *const *p = (const void *const *)c;
     for (size_t i = 0; i < sizeof(*c) / sizeof(void *); i++)
         if (!p[i])
@@ -194,7 +235,10 @@ struct fixture {
     pthread_cond_t cv;   /* cond_idle's signals, cond_park's waits */
     pthread_cond_t held; /* cond_signal's: HELD_COND_INITIALIZER */
     pthread_mutex_t mu;
+    pthread_rwlock_t rw;
     int word, efd, ep, sock, ffd;
+    int ep_ctl; /* an epoll set holding sock and efd (epoll_ctl, epoll_ctl_efd) */
+    int lsock;  /* a non-blocking listening socket, never connected to */
     int bsock; /* a blocking socket holding one byte (sock_park) */
     int pipe_w; /* write end of a pipe whose read end is in an epoll set */
     int app_id; /* app's event name */
@@ -210,6 +254,10 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
     struct pollfd pf = {.fd = fx->efd, .events = POLLIN};
     const struct timespec past = {-1, 0};
     char byte = 0;
+    struct iovec none = {&byte, 0};
+    struct epoll_event in = {.events = EPOLLIN};
+    fd_set rfds;
+    FD_ZERO(&rfds);
     for (long i = 0; i < n; i++) {
         switch (m) {
         case M_COND_SIGNAL: c->cond_signal(&fx->held); break;
@@ -239,6 +287,21 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_SOCK_RECV: (void)!c->recv(fx->sock, &byte, 1, 0); break;
         case M_SOCK_PARK: (void)!c->recv(fx->bsock, &byte, 1, MSG_PEEK); break;
         case M_SOCK_SEND: (void)!c->send(fx->sock, &byte, 0, 0); break;
+        case M_SELECT_PARK: {
+            struct timeval ms = {0, 1000};
+            FD_SET(fx->efd, &rfds); /* select leaves it set: the eventfd is ready */
+            c->select(fx->efd + 1, &rfds, NULL, NULL, &ms);
+            break;
+        }
+        case M_EPOLL_CTL_EFD: c->epoll_ctl(fx->ep_ctl, EPOLL_CTL_MOD, fx->efd, &in); break;
+        case M_RWLOCK:
+            c->rdlock(&fx->rw);
+            c->rwunlock(&fx->rw);
+            break;
+        case M_EPOLL_CTL: c->epoll_ctl(fx->ep_ctl, EPOLL_CTL_MOD, fx->sock, &in); break;
+        case M_SOCK_WRITEV: (void)!c->writev(fx->sock, &none, 1); break;
+        case M_SOCK_ACCEPT: c->accept4(fx->lsock, NULL, NULL, SOCK_NONBLOCK); break;
+        case M_CHILD_NOHANG: c->waitpid(-1, NULL, WNOHANG); break;
         }
     }
 }
@@ -307,12 +370,10 @@ int main(int argc, char **argv)
     long n = argc >= 3 ? atol(argv[2]) : 0, warm = argc >= 4 ? atol(argv[3]) : 0;
     long block = argc >= 5 ? atol(argv[4]) : 0, evict = argc == 6 ? atol(argv[5]) : 0;
     if (mi < 0 || n <= 0 || warm < 0 || block < 0 || (block && n < block) || evict < 0 || (evict && !block)) {
-        fprintf(stderr,
-                "usage: %s cond_signal|cond_idle|futex_wake|eventfd|epoll_nowait|epoll_park|futex_park|"
-                "mutex|sock_read|file_pread|file_openclose|pipe_wake|poll_park|cond_park|sem_park|app|"
-                "sock_recv|sock_park|sock_send "
-                "N [WARM [BLOCK [EVICT]]]\n",
-                argv[0]);
+        fprintf(stderr, "usage: %s MODE N [WARM [BLOCK [EVICT]]]\nmodes:", argv[0]);
+        for (size_t i = 0; i < N_MODES; i++)
+            fprintf(stderr, " %s", mode_names[i]);
+        fputc('\n', stderr);
         return 2;
     }
     enum mode m = (enum mode)mi;
@@ -329,8 +390,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotpath: libc's definitions not found: %s\n", dlerror());
         return 1;
     }
-    struct fixture fx = {
-        .cv = PTHREAD_COND_INITIALIZER, .held = HELD_COND_INITIALIZER, .mu = PTHREAD_MUTEX_INITIALIZER};
+    struct fixture fx = {.cv = PTHREAD_COND_INITIALIZER,
+                         .held = HELD_COND_INITIALIZER,
+                         .mu = PTHREAD_MUTEX_INITIALIZER,
+                         .rw = PTHREAD_RWLOCK_INITIALIZER};
     fx.efd = eventfd(0, EFD_NONBLOCK);
     fx.ep = epoll_create1(0);
     struct epoll_event ev = {.events = EPOLLIN};
@@ -346,6 +409,15 @@ int main(int argc, char **argv)
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, bp) != 0 || write(bp[1], "x", 1) != 1)
         return 1;
     fx.bsock = bp[0];
+    struct epoll_event cev = {.events = EPOLLIN};
+    fx.ep_ctl = epoll_create1(0);
+    if (fx.ep_ctl < 0 || epoll_ctl(fx.ep_ctl, EPOLL_CTL_ADD, fx.sock, &cev) != 0 ||
+        epoll_ctl(fx.ep_ctl, EPOLL_CTL_ADD, fx.efd, &cev) != 0)
+        return 1;
+    fx.lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_un la = {.sun_family = AF_UNIX}; /* autobind: an abstract name of the kernel's */
+    if (fx.lsock < 0 || bind(fx.lsock, (struct sockaddr *)&la, sizeof(sa_family_t)) != 0 || listen(fx.lsock, 1) != 0)
+        return 1;
     int pp[2], ep2 = epoll_create1(0);
     struct epoll_event pev = {.events = EPOLLIN};
     if (pipe2(pp, O_NONBLOCK) != 0 || ep2 < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &pev) != 0)

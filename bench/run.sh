@@ -35,8 +35,8 @@ ab_row() {
   echo "$added" > "$tmp/$mode.$tag"
 }
 # hotpath's modes; the recording ones, with the events each call records.
-MODES="cond_signal cond_idle futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park cond_park sem_park sock_park app mutex sock_read sock_recv sock_send file_pread file_openclose"
-RECORDING="cond_signal=1 futex_wake=1 eventfd=1 pipe_wake=1 epoll_park=2 futex_park=2 poll_park=2 cond_park=2 sem_park=3 sock_park=2 app=1"
+MODES="cond_signal cond_idle futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park select_park cond_park sem_park sock_park epoll_ctl_efd app mutex rwlock epoll_ctl sock_read sock_recv sock_send sock_writev sock_accept child_nohang file_pread file_openclose"
+RECORDING="cond_signal=1 futex_wake=1 eventfd=1 pipe_wake=1 epoll_park=2 futex_park=2 poll_park=2 select_park=2 cond_park=2 sem_park=3 sock_park=2 epoll_ctl_efd=1 app=1"
 mkdir -p "$BUILD/bench"
 {
 echo "# dial9 benchmark run $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
@@ -57,7 +57,7 @@ echo
 echo "| call | off ns | on ns | added ns |"
 echo "|---|---|---|---|"
 for mode in $MODES; do
-  n=200000; case $mode in cond_signal|cond_idle|mutex|sem_park|app) n=5000000 ;; esac
+  n=200000; case $mode in cond_signal|cond_idle|mutex|rwlock|sem_park|app) n=5000000 ;; esac
   ab_row "$mode" "$ROUNDS" all "$n"
 done
 echo
@@ -71,7 +71,8 @@ verdict_each() {
     {all = all sep $1 " " $2; sep = ", "; if ($2 > l) {over = over osep $1; osep = ", "}}
     END {printf "- verdict: %s: %s (%s)\n", t, all, over == "" ? "met" : "MISSED: " over}'
 }
-verdict "ns added to an uncontended mutex lock+unlock, target <= 5" "$(cat "$tmp/mutex.all")" 5
+verdict_each "ns added to an uncontended lock + unlock (mutex; rwlock, read), target <= 5" 5 \
+  "mutex=$(cat "$tmp/mutex.all")" "rwlock=$(cat "$tmp/rwlock.all")"
 echo
 echo "## Hot path, recorded events only, in one process: ns per call (median of $INPROC_ROUNDS rounds)"
 echo
