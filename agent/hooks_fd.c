@@ -668,25 +668,54 @@ D9_EXPORT int eventfd_read(int fd, eventfd_t *value)
 }
 
 /* Worth recording: eventfds, and pipe read ends (adding one to a set makes
- * its write end a waker). */
-static int ctl_tracked(int fd, int op)
+ * its write end a waker). b: fd's kind byte. */
+static inline int ctl_tracked_fd(unsigned b)
 {
-    unsigned b = d9_fd_byte(fd);
-    if ((b & D9_FDK_KIND) == D9_FD_EVENTFD)
-        return 1;
-    if (!d9_fd_pipe_read_end(b))
-        return 0;
-    return op == EPOLL_CTL_ADD ? d9_fd_pipe_watched(fd) : 1;
+    return (b & D9_FDK_KIND) == D9_FD_EVENTFD || d9_fd_pipe_read_end(b);
 }
 
+/* A tracked fd's registration, recorded out of line: recording off or
+ * inside the agent, a TSC-less clock, or a pipe read end's ADD (which makes
+ * its write end a waker, d9_fd_pipe_watched). Returns 0. */
+__attribute__((noinline, cold)) static int ctl_record_slow(int epfd, int op, int fd, unsigned b)
+{
+    int pipe_add = (b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD;
+    if ((!pipe_add || d9_fd_pipe_watched(fd)) && !d9_busy)
+        d9_emit(D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd); /* keeps errno */
+    return 0;
+}
+
+/* A tracked fd's epoll_ctl, recorded when it succeeded (EPOLL_CTL). On
+ * x86-64 the system call is made here, as glibc's epoll_ctl makes it (not a
+ * cancellation point), and every call after it is a tail call: nothing is
+ * kept across one. */
+__attribute__((noinline)) static int epoll_ctl_tracked(int epfd, int op, int fd, struct epoll_event *ev,
+                                                      unsigned b)
+{
+#if defined(__x86_64__)
+    long ret = d9_sys6(SYS_epoll_ctl, epfd, op, fd, (long)ev, 0, 0);
+    if (D9_UNLIKELY(d9_sys_failed(ret)))
+        return (int)d9_sys_fail(ret);
+    uint64_t ts = d9_tsc_stamp_if_recording();
+    if (D9_UNLIKELY(!ts) || D9_UNLIKELY((b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD))
+        return ctl_record_slow(epfd, op, fd, b);
+    if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd)))
+        return 0;
+    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd, 0);
+#else
+    int ret = D9_REAL(epoll_ctl)(epfd, op, fd, ev);
+    return ret != 0 ? ret : ctl_record_slow(epfd, op, fd, b);
+#endif
+}
+
+/* Any other fd (a socket an event loop rearms with EPOLL_CTL_MOD, many
+ * times a connection) goes on by a tail call, with no frame: its kind byte
+ * is read before the call, which does not change it. */
 D9_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
     D9_REAL_OR_FAIL(real_, epoll_ctl, -1);
-    int ret = real_(epfd, op, fd, ev);
-    if (ret == 0 && D9_UNLIKELY(ctl_tracked(fd, op)) && !d9_busy) {
-        int err = errno;
-        d9_emit(D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd);
-        errno = err;
-    }
-    return ret;
+    unsigned b = d9_fd_byte(fd);
+    if (D9_UNLIKELY(ctl_tracked_fd(b)))
+        return epoll_ctl_tracked(epfd, op, fd, ev, b);
+    return real_(epfd, op, fd, ev);
 }
