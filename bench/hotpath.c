@@ -68,6 +68,9 @@
  *                 connection, EAGAIN (not recorded)
  *   child_nohang  waitpid(-1, WNOHANG) with no child, ECHILD (counted as a
  *                 poll that did not wait, no event)
+ *   ioctl         ioctl FIONREAD on the non-blocking socket (not recorded:
+ *                 libevent asks it before each read of its buffers)
+ *   fcntl         fcntl F_GETFL on that socket (not recorded)
  *   sock_read     read on an empty non-blocking socket, EAGAIN (not recorded)
  *   sock_recv     recv on that socket, EAGAIN (not recorded: an event
  *                 loop's receive, one byte load in the agent)
@@ -96,6 +99,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -138,6 +142,8 @@ enum mode {
     M_SOCK_WRITEV,
     M_SOCK_ACCEPT,
     M_CHILD_NOHANG,
+    M_IOCTL,
+    M_FCNTL,
 };
 static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wake", "eventfd",
                                          "epoll_nowait", "epoll_park", "futex_park", "mutex",
@@ -145,7 +151,7 @@ static const char *const mode_names[] = {"cond_signal", "cond_idle",  "futex_wak
                                          "poll_park",    "cond_park",  "sem_park",   "app",
                                          "sock_recv",    "sock_park",  "sock_send",  "select_park",
                                          "epoll_ctl_efd", "rwlock",    "epoll_ctl",  "sock_writev",
-                                         "sock_accept",  "child_nohang"};
+                                         "sock_accept",  "child_nohang", "ioctl",    "fcntl"};
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
 /* The calls the modes make: the program's own bindings (the agent's, when
@@ -175,6 +181,8 @@ struct calls {
     ssize_t (*writev)(int, const struct iovec *, int);
     int (*accept4)(int, struct sockaddr *, socklen_t *, int);
     pid_t (*waitpid)(pid_t, int *, int);
+    int (*ioctl)(int, unsigned long, ...);
+    int (*fcntl)(int, int, ...);
 };
 
 /* app's call where nothing records it: an empty call of dial9_event's type. */
@@ -188,7 +196,7 @@ static __attribute__((noinline)) int no_event(int id, long long value)
 static struct calls program = {
     pthread_cond_signal, syscall, write, read, recv, send, pread, epoll_wait, pthread_mutex_lock, pthread_mutex_unlock, open, close,
     poll, pthread_cond_timedwait, sem_post, sem_wait, no_event, select, epoll_ctl, pthread_rwlock_rdlock,
-    pthread_rwlock_unlock, writev, accept4, waitpid,
+    pthread_rwlock_unlock, writev, accept4, waitpid, ioctl, fcntl,
 };
 
 /* libc's own definitions; pthread_cond_signal in the ABI the program links
@@ -223,6 +231,8 @@ static int libc_calls(struct calls *c)
     c->writev = (ssize_t(*)(int, const struct iovec *, int))dlsym(h, "writev");
     c->accept4 = (int (*)(int, struct sockaddr *, socklen_t *, int))dlsym(h, "accept4");
     c->waitpid = (pid_t(*)(pid_t, int *, int))dlsym(h, "waitpid");
+    c->ioctl = (int (*)(int, unsigned long, ...))dlsym(h, "ioctl");
+    c->fcntl = (int (*)(int, int, ...))dlsym(h, "fcntl");
     const void *const *p = (const void *const *)c;
     for (size_t i = 0; i < sizeof(*c) / sizeof(void *); i++)
         if (!p[i])
@@ -258,6 +268,7 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
     struct epoll_event in = {.events = EPOLLIN};
     fd_set rfds;
     FD_ZERO(&rfds);
+    int avail;
     for (long i = 0; i < n; i++) {
         switch (m) {
         case M_COND_SIGNAL: c->cond_signal(&fx->held); break;
@@ -302,6 +313,8 @@ static void run(enum mode m, const struct calls *c, struct fixture *fx, long n)
         case M_SOCK_WRITEV: (void)!c->writev(fx->sock, &none, 1); break;
         case M_SOCK_ACCEPT: c->accept4(fx->lsock, NULL, NULL, SOCK_NONBLOCK); break;
         case M_CHILD_NOHANG: c->waitpid(-1, NULL, WNOHANG); break;
+        case M_IOCTL: c->ioctl(fx->sock, FIONREAD, &avail); break;
+        case M_FCNTL: c->fcntl(fx->sock, F_GETFL); break;
         }
     }
 }

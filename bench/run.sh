@@ -35,7 +35,7 @@ ab_row() {
   echo "$added" > "$tmp/$mode.$tag"
 }
 # hotpath's modes; the recording ones, with the events each call records.
-MODES="cond_signal cond_idle futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park select_park cond_park sem_park sock_park epoll_ctl_efd app mutex rwlock epoll_ctl sock_read sock_recv sock_send sock_writev sock_accept child_nohang file_pread file_openclose"
+MODES="cond_signal cond_idle futex_wake eventfd pipe_wake epoll_nowait epoll_park futex_park poll_park select_park cond_park sem_park sock_park epoll_ctl_efd app mutex rwlock epoll_ctl sock_read sock_recv sock_send sock_writev sock_accept child_nohang ioctl fcntl file_pread file_openclose"
 RECORDING="cond_signal=1 futex_wake=1 eventfd=1 pipe_wake=1 epoll_park=2 futex_park=2 poll_park=2 select_park=2 cond_park=2 sem_park=3 sock_park=2 epoll_ctl_efd=1 app=1"
 mkdir -p "$BUILD/bench"
 {
