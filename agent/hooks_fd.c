@@ -331,39 +331,51 @@ static inline int fcntl_done(int ret, int fd, int cmd, void *arg, struct d9_fd_c
 
 #define D9_FCNTL_BODY(name)                                                    \
     D9_REAL_OR_FAIL(real_, name, -1);                                          \
-    va_list ap_;                                                               \
-    va_start(ap_, cmd);                                                        \
-    void *arg_ = va_arg(ap_, void *);                                          \
-    va_end(ap_);                                                               \
+    if (D9_LIKELY(!fcntl_dups(cmd) && cmd != F_SETFL))                         \
+        return real_(fd, cmd, arg); /* nothing to see after it */              \
     struct d9_fd_copy_of from_ = {0, -1};                                      \
     if (fcntl_dups(cmd))                                                       \
         from_ = d9_fd_copy_read(fd);                                           \
-    return fcntl_done(real_(fd, cmd, arg_), fd, cmd, arg_, from_)
+    return fcntl_done(real_(fd, cmd, arg), fd, cmd, arg, from_)
 
-D9_EXPORT int fcntl(int fd, int cmd, ...)
-{
-    D9_FCNTL_BODY(fcntl);
-}
+/* fcntl, fcntl64 and ioctl are variadic, and a function that calls va_start
+ * cannot end in a tail call. On x86-64 a variadic function takes its first
+ * arguments in the registers a fixed one does, so there the hooks are
+ * defined with the third argument fixed (under the symbol's name), and the
+ * calls they only pass on (F_GETFL, FIONREAD before each of libevent's
+ * reads) leave by a jump: fcntl 40 -> 19, ioctl 30 -> 9 instructions
+ * (docs/BENCH-HISTORY.md, session 62). */
+#if defined(__x86_64__)
+#define D9_VA3_HOOK(ret, name, t1, a1, t2, a2, body)                           \
+    ret d9_##name##_hook(t1 a1, t2 a2, void *arg) __asm__(#name);              \
+    D9_EXPORT ret d9_##name##_hook(t1 a1, t2 a2, void *arg) { body; }
+#else
+#define D9_VA3_HOOK(ret, name, t1, a1, t2, a2, body)                           \
+    D9_EXPORT ret name(t1 a1, t2 a2, ...)                                      \
+    {                                                                          \
+        va_list ap_;                                                           \
+        va_start(ap_, a2);                                                     \
+        void *arg = va_arg(ap_, void *);                                       \
+        va_end(ap_);                                                           \
+        body;                                                                  \
+    }
+#endif
 
-D9_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-    D9_FCNTL_BODY(fcntl64);
-}
+D9_VA3_HOOK(int, fcntl, int, fd, int, cmd, D9_FCNTL_BODY(fcntl))
+D9_VA3_HOOK(int, fcntl64, int, fd, int, cmd, D9_FCNTL_BODY(fcntl64))
 
 /* FIONBIO sets or clears O_NONBLOCK as F_SETFL does (libuv makes its fds
  * non-blocking this way); every other request only passes through. */
-D9_EXPORT int ioctl(int fd, unsigned long req, ...)
-{
-    D9_REAL_OR_FAIL(real_, ioctl, -1);
-    va_list ap;
-    va_start(ap, req);
-    void *arg = va_arg(ap, void *);
-    va_end(ap);
-    int ret = real_(fd, req, arg);
-    if (D9_UNLIKELY(req == FIONBIO) && ret == 0) /* the kernel read *arg: it is valid */
-        tbl_nonblock(fd, *(const int *)arg != 0);
-    return ret;
-}
+#define D9_IOCTL_BODY                                                          \
+    D9_REAL_OR_FAIL(real_, ioctl, -1);                                         \
+    if (D9_LIKELY(req != FIONBIO))                                             \
+        return real_(fd, req, arg);                                            \
+    int ret = real_(fd, req, arg);                                             \
+    if (ret == 0) /* the kernel read *arg: it is valid */                      \
+        tbl_nonblock(fd, *(const int *)arg != 0);                              \
+    return ret
+
+D9_VA3_HOOK(int, ioctl, int, fd, unsigned long, req, D9_IOCTL_BODY)
 
 /* ---- close ------------------------------------------------------------- */
 

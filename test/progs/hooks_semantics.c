@@ -804,6 +804,13 @@ static void test_files(void)
     CHECK(fl.l_type == F_UNLCK);
     CHECK_ERR(fcntl(-1, F_GETFD), EBADF);
     CHECK_ERR(fcntl(fd, F_DUPFD, -1), EINVAL);
+    /* ioctl requests the agent only passes on: the result through the
+     * pointer, and errno. */
+    int nread = -1;
+    CHECK_RET(ioctl(fd, FIONREAD, &nread), 0);
+    CHECK(nread == 10); /* the file's bytes past the offset (0) */
+    CHECK_ERR(ioctl(fd, TIOCGWINSZ, &nread), ENOTTY);
+    CHECK_ERR(ioctl(-1, FIONREAD, &nread), EBADF);
 
     /* mmap/munmap of the file and anonymous memory. */
     char *m = mmap(NULL, 10, PROT_READ, MAP_SHARED, fd, 0);
