@@ -697,27 +697,20 @@ __attribute__((noinline, cold)) static int ctl_record_slow(int epfd, int op, int
     return 0;
 }
 
-/* A tracked fd's epoll_ctl, recorded when it succeeded (EPOLL_CTL). On
- * x86-64 the system call is made here, as glibc's epoll_ctl makes it (not a
- * cancellation point), and every call after it is a tail call: nothing is
- * kept across one. */
+/* A tracked fd's epoll_ctl, recorded when it succeeded (EPOLL_CTL); every
+ * call after the real one is a tail call, so nothing is kept across one. */
 __attribute__((noinline)) static int epoll_ctl_tracked(int epfd, int op, int fd, struct epoll_event *ev,
-                                                      unsigned b)
+                                                      unsigned b, __typeof__(d9_real.epoll_ctl) real_)
 {
-#if defined(__x86_64__)
-    long ret = d9_sys6(SYS_epoll_ctl, epfd, op, fd, (long)ev, 0, 0);
-    if (D9_UNLIKELY(d9_sys_failed(ret)))
-        return (int)d9_sys_fail(ret);
+    int ret = real_(epfd, op, fd, ev);
+    if (ret != 0)
+        return ret;
     uint64_t ts = d9_tsc_stamp_if_recording();
     if (D9_UNLIKELY(!ts) || D9_UNLIKELY((b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD))
         return ctl_record_slow(epfd, op, fd, b);
     if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd)))
         return 0;
     return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd, 0);
-#else
-    int ret = D9_REAL(epoll_ctl)(epfd, op, fd, ev);
-    return ret != 0 ? ret : ctl_record_slow(epfd, op, fd, b);
-#endif
 }
 
 /* Any other fd (a socket an event loop rearms with EPOLL_CTL_MOD, many
@@ -728,6 +721,6 @@ D9_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
     D9_REAL_OR_FAIL(real_, epoll_ctl, -1);
     unsigned b = d9_fd_byte(fd);
     if (D9_UNLIKELY(ctl_tracked_fd(b)))
-        return epoll_ctl_tracked(epfd, op, fd, ev, b);
+        return epoll_ctl_tracked(epfd, op, fd, ev, b, real_);
     return real_(epfd, op, fd, ev);
 }
