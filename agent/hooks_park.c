@@ -1,7 +1,9 @@
 /* hooks_park.c - interposers for the fd-polling and sleeping calls:
  * epoll_wait family, poll family, select family, nanosleep family.
  * Each parks for the duration of the real call; a zero timeout is a
- * non-blocking poll, counted instead of parked. sleep/usleep are here too:
+ * non-blocking poll, counted instead of parked. A timespec or timeval
+ * timeout is read once (d9_timeout_ns), for both: a negative one, which
+ * fails at once with EINVAL, counts as zero. sleep/usleep are here too:
  * glibc implements them with its internal nanosleep, which we never see.
  * An epoll_wait, an epoll_pwait without a mask or a poll that may block
  * makes its system call from the hook when direct.h allows.
@@ -172,8 +174,8 @@ D9_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 D9_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
                            const struct timespec *ts, const sigset_t *mask)
 {
-    D9_POLL_BODY(epoll_pwait2, D9_CALL_EPOLL_PWAIT2, epfd, d9_timeout_zero(ts), d9_ts_ns(ts),
-                 (epfd, ev, max, ts, mask));
+    int64_t tmo = d9_ts_ns(ts);
+    D9_POLL_BODY(epoll_pwait2, D9_CALL_EPOLL_PWAIT2, epfd, tmo == 0, tmo, (epfd, ev, max, ts, mask));
 }
 
 D9_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -193,26 +195,28 @@ D9_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdsle
 D9_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                     const sigset_t *mask)
 {
-    D9_POLL_BODY(ppoll, D9_CALL_PPOLL, 0, d9_timeout_zero(ts), d9_ts_ns(ts), (fds, n, ts, mask));
+    int64_t tmo = d9_ts_ns(ts);
+    D9_POLL_BODY(ppoll, D9_CALL_PPOLL, 0, tmo == 0, tmo, (fds, n, ts, mask));
 }
 
 D9_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                           const sigset_t *mask, size_t fdslen)
 {
-    D9_POLL_BODY(__ppoll_chk, D9_CALL_PPOLL, 0, d9_timeout_zero(ts), d9_ts_ns(ts),
-                 (fds, n, ts, mask, fdslen));
+    int64_t tmo = d9_ts_ns(ts);
+    D9_POLL_BODY(__ppoll_chk, D9_CALL_PPOLL, 0, tmo == 0, tmo, (fds, n, ts, mask, fdslen));
 }
 
 D9_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-    D9_POLL_BODY(select, D9_CALL_SELECT, 0, d9_timeout_zero(tv), d9_timeout_ns(tv, 1000), (n, r, w, e, tv));
+    int64_t tmo = d9_timeout_ns(tv, 1000);
+    D9_POLL_BODY(select, D9_CALL_SELECT, 0, tmo == 0, tmo, (n, r, w, e, tv));
 }
 
 D9_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                       const sigset_t *mask)
 {
-    D9_POLL_BODY(pselect, D9_CALL_PSELECT, 0, d9_timeout_zero(ts), d9_ts_ns(ts),
-                 (n, r, w, e, ts, mask));
+    int64_t tmo = d9_ts_ns(ts);
+    D9_POLL_BODY(pselect, D9_CALL_PSELECT, 0, tmo == 0, tmo, (n, r, w, e, ts, mask));
 }
 
 /* Sleeps always park, even for zero: a sleep(0) loop is a yield loop the

@@ -34,6 +34,6 @@ D9_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 
 D9_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
 {
-    D9_PARK_BODY(sigtimedwait, D9_CALL_SIGNAL_WAIT, 0, d9_timeout_zero(ts), d9_ts_ns(ts), (set, info, ts),
-                 D9_RES_ERRNO, -1);
+    int64_t tmo = d9_ts_ns(ts);
+    D9_PARK_BODY(sigtimedwait, D9_CALL_SIGNAL_WAIT, 0, tmo == 0, tmo, (set, info, ts), D9_RES_ERRNO, -1);
 }

@@ -420,13 +420,6 @@ static inline int64_t d9_timeout_ns(const void *p, int64_t unit_ns)
     return ns < 0 ? 0 : ns;
 }
 
-/* 1 when the timeout at p (a timespec or timeval) is readable and zero. */
-static inline int d9_timeout_zero(const void *p)
-{
-    int64_t w[2];
-    return d9_load16(p, w) && w[0] == 0 && w[1] == 0;
-}
-
 static inline int64_t d9_ts_ns(const struct timespec *ts) { return d9_timeout_ns(ts, 1); }
 
 /* A PARK's timeout for an absolute deadline on clock clk. On CLOCK_MONOTONIC
