@@ -95,11 +95,18 @@ static inline struct d9_raw_event *d9_ring_reserve(struct d9_ring_head *p, uint3
     return d9_ring_entry_used(room) ? NULL : p->next;
 }
 
-/* The word of an entry: its type, call, len and x. */
+/* The word of an entry: its type, call, len and x. Little-endian, their
+ * bytes in order, made in registers: through the union, a push whose call
+ * is not a constant (epoll_ctl's op) built it in memory. check_ring
+ * compares the two. */
 static inline uint64_t d9_ring_word(uint8_t type, uint8_t call, uint16_t len, int32_t x)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (uint64_t)type | (uint64_t)call << 8 | (uint64_t)len << 16 | (uint64_t)(uint32_t)x << 32;
+#else
     struct d9_raw_event w = {.type = type, .call = call, .len = len, .x = x};
     return w.word;
+#endif
 }
 
 /* Publishes e, the entry d9_ring_reserve returned, with its word (the

@@ -290,6 +290,17 @@ START_TEST(no_ring_declines)
 }
 END_TEST
 
+/* d9_ring_word makes the word the struct's members make. */
+START_TEST(word_is_the_members)
+{
+    const int32_t xs[] = {0, 1, -1, INT32_MIN, INT32_MAX};
+    for (unsigned i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        struct d9_raw_event e = {.type = D9_EV_SLOW_SYSCALL, .call = 0xfe, .len = 0xbeef, .x = xs[i]};
+        ck_assert_uint_eq(d9_ring_word(e.type, e.call, e.len, e.x), e.word);
+    }
+}
+END_TEST
+
 #define STRESS_EVENTS 1000000u
 
 static void *producer(void *arg)
@@ -335,6 +346,7 @@ D9_SUITE(ring)
     tcase_add_loop_test(tc, fast_declines_check_points, 0, CAP / 8 * 2);
     tcase_add_loop_test(tc, fast_never_overruns, 0, 8);
     tcase_add_test(tc, no_ring_declines);
+    tcase_add_test(tc, word_is_the_members);
     tcase_add_test(tc, two_thread_stress);
     suite_add_tcase(s, tc);
     return s;
