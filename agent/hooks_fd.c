@@ -686,13 +686,18 @@ static inline int ctl_tracked_fd(unsigned b)
     return (b & D9_FDK_KIND) == D9_FD_EVENTFD || d9_fd_pipe_read_end(b);
 }
 
+/* A tracked fd's op that is a pipe read end's ADD (d9_fd_pipe_watched). */
+static inline int ctl_pipe_add(unsigned b, int op)
+{
+    return (b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD;
+}
+
 /* A tracked fd's registration, recorded out of line: recording off or
  * inside the agent, a TSC-less clock, or a pipe read end's ADD (which makes
  * its write end a waker, d9_fd_pipe_watched). Returns 0. */
 __attribute__((noinline, cold)) static int ctl_record_slow(int epfd, int op, int fd, unsigned b)
 {
-    int pipe_add = (b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD;
-    if ((!pipe_add || d9_fd_pipe_watched(fd)) && !d9_busy)
+    if ((!ctl_pipe_add(b, op) || d9_fd_pipe_watched(fd)) && !d9_busy)
         d9_emit(D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd); /* keeps errno */
     return 0;
 }
@@ -706,7 +711,7 @@ __attribute__((noinline)) static int epoll_ctl_tracked(int epfd, int op, int fd,
     if (ret != 0)
         return ret;
     uint64_t ts = d9_tsc_stamp_if_recording();
-    if (D9_UNLIKELY(!ts) || D9_UNLIKELY((b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD))
+    if (D9_UNLIKELY(!ts) || D9_UNLIKELY(ctl_pipe_add(b, op)))
         return ctl_record_slow(epfd, op, fd, b);
     if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd)))
         return 0;
