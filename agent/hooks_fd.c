@@ -679,53 +679,58 @@ D9_EXPORT int eventfd_read(int fd, eventfd_t *value)
     return eventfd_read_parked(fd, value, real_);
 }
 
-/* Worth recording: eventfds, and pipe read ends (adding one to a set makes
- * its write end a waker). b: fd's kind byte. */
-static inline int ctl_tracked_fd(unsigned b)
-{
-    return (b & D9_FDK_KIND) == D9_FD_EVENTFD || d9_fd_pipe_read_end(b);
-}
-
-/* A tracked fd's op that is a pipe read end's ADD (d9_fd_pipe_watched). */
-static inline int ctl_pipe_add(unsigned b, int op)
-{
-    return (b & D9_FDK_KIND) != D9_FD_EVENTFD && op == EPOLL_CTL_ADD;
-}
-
 /* A tracked fd's registration, recorded out of line: recording off or
  * inside the agent, a TSC-less clock, or a pipe read end's ADD (which makes
- * its write end a waker, d9_fd_pipe_watched). Returns 0. */
-__attribute__((noinline, cold)) static int ctl_record_slow(int epfd, int op, int fd, unsigned b)
+ * its write end a waker, d9_fd_pipe_watched: pipe_add 1). Returns 0. */
+__attribute__((noinline, cold)) static int ctl_record_slow(int epfd, int op, int fd, int pipe_add)
 {
-    if ((!ctl_pipe_add(b, op) || d9_fd_pipe_watched(fd)) && !d9_busy)
+    if ((!pipe_add || d9_fd_pipe_watched(fd)) && !d9_busy)
         d9_emit(D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd); /* keeps errno */
     return 0;
 }
 
-/* A tracked fd's epoll_ctl, recorded when it succeeded (EPOLL_CTL); every
- * call after the real one is a tail call, so nothing is kept across one. */
-__attribute__((noinline)) static int epoll_ctl_tracked(int epfd, int op, int fd, struct epoll_event *ev,
-                                                      unsigned b, __typeof__(d9_real.epoll_ctl) real_)
+/* A pipe read end's ADD: rare (once a pipe), so all of it out of line. */
+__attribute__((noipa, cold)) static int epoll_ctl_pipe_add(int epfd, int op, int fd, struct epoll_event *ev,
+                                                             __typeof__(d9_real.epoll_ctl) real_)
+{
+    int ret = real_(epfd, op, fd, ev);
+    return ret != 0 ? ret : ctl_record_slow(epfd, op, fd, 1);
+}
+
+/* A tracked fd's epoll_ctl, recorded when it succeeded (EPOLL_CTL). Only
+ * what the entry needs is kept across the real call (the fds unsigned: a
+ * call that succeeded had both >= 0, and a zero-extension is free); every
+ * call after it is a tail call. */
+__attribute__((noipa)) static int epoll_ctl_tracked(int epfd, int op, int fd, struct epoll_event *ev,
+                                                      __typeof__(d9_real.epoll_ctl) real_)
 {
     int ret = real_(epfd, op, fd, ev);
     if (ret != 0)
         return ret;
     uint64_t ts = d9_tsc_stamp_if_recording();
-    if (D9_UNLIKELY(!ts) || D9_UNLIKELY(ctl_pipe_add(b, op)))
-        return ctl_record_slow(epfd, op, fd, b);
-    if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd)))
+    if (D9_UNLIKELY(!ts))
+        return ctl_record_slow(epfd, op, fd, 0);
+    if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (unsigned)epfd, (unsigned)fd)))
         return 0;
-    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (uint64_t)epfd, (uint64_t)fd, 0);
+    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (unsigned)epfd, (unsigned)fd, 0);
 }
 
-/* Any other fd (a socket an event loop rearms with EPOLL_CTL_MOD, many
- * times a connection) goes on by a tail call, with no frame: its kind byte
- * is read before the call, which does not change it. */
+/* Before the first resolve no fd is tracked yet: the plain call. */
+D9_UNRESOLVED(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev), -1)
+
+/* Recorded: an eventfd's calls, and a pipe read end's (adding one to a set
+ * makes its write end a waker). Any other fd (a socket an event loop
+ * rearms with EPOLL_CTL_MOD, many times a connection) goes on by a tail
+ * call, with no frame: its kind byte is read before the call, which does
+ * not change it. */
 D9_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
-    D9_REAL_OR_FAIL(real_, epoll_ctl, -1);
+    D9_REAL_OR_PLAIN(real_, epoll_ctl, (epfd, op, fd, ev));
     unsigned b = d9_fd_byte(fd);
-    if (D9_UNLIKELY(ctl_tracked_fd(b)))
-        return epoll_ctl_tracked(epfd, op, fd, ev, b, real_);
+    if (D9_UNLIKELY((b & D9_FDK_KIND) == D9_FD_EVENTFD))
+        return epoll_ctl_tracked(epfd, op, fd, ev, real_);
+    if (D9_UNLIKELY(d9_fd_pipe_read_end(b)))
+        return op == EPOLL_CTL_ADD ? epoll_ctl_pipe_add(epfd, op, fd, ev, real_)
+                                   : epoll_ctl_tracked(epfd, op, fd, ev, real_);
     return real_(epfd, op, fd, ev);
 }
