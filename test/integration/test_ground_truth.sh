@@ -1,7 +1,9 @@
 #!/bin/bash
 # test_ground_truth.sh - build/progs/ground_truth counts its own park/wake
-# calls (blocking socket, pipe and eventfd waits among them); what dial9
-# recorded must match those counts and targets exactly, and the decoder must
+# calls (blocking socket, pipe and eventfd waits among them) and its epoll_ctl
+# calls; what dial9 recorded must match those counts and targets exactly (an
+# epoll_ctl event for each that succeeded on its eventfd or pipe read end,
+# none for its socket's), and the decoder must
 # match the wakes of blocking reads to their reader, with TSC and with
 # clock_gettime stamps. A second run
 # with a 64-event buffer must report drops, and recorded + dropped events of
@@ -83,6 +85,10 @@ for t in truth["threads"]:
     if t["fd_wakees"]:
         fdw = [e.get("wakee") for e in ev if e["type"] == "wake" and e["call"] in ("pipe_write", "eventfd_write")]
         expect(label + " wakees of its pipe and eventfd writes", fdw, t["fd_wakees"])
+    # Its epoll_ctl calls that succeeded on an eventfd or a pipe read end, in
+    # order; none on a socket, none that failed (op: EPOLL_CTL_ADD 1, MOD 3).
+    ctls = [[e.get("op"), e.get("epfd"), e.get("fd")] for e in ev if e["type"] == "epoll_ctl"]
+    expect(label + " epoll_ctl events [op, epfd, fd]", ctls, t["epoll_ctls"])
     # A send or write parks only when it waited: these waited 20 ms for the
     # server to drain (1 ms is DIAL9_SLOW_SYSCALL_US, the least such a park lasts).
     opened, sent = None, []

@@ -48,6 +48,9 @@
  * drains 20 ms later: a park (call write); then gt-sock-srv reads a
  * blocking socket and pipe made by raw system calls, unseen by the agent
  * until it reads them (parks), and a non-blocking such socket (none).
+ * The main thread's epoll_ctl calls that succeed on its eventfd or pipe
+ * read end (ADD, then MOD) are events, listed in "epoll_ctls" as [op, epfd,
+ * fd]; a failed one (EEXIST) and a socket's ADD and DEL are none.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +98,7 @@ struct gt_thread {
     int fd_parks[32], nfd_parks; /* the fd of each park on a blocking socket, pipe or eventfd */
     pid_t fd_wakees[8];          /* the thread each of its wakes of a blocking read woke */
     int nfd_wakees;
+    int ctls[8][3], nctls; /* op, epfd, fd of each epoll_ctl the agent records */
 };
 
 static struct gt_thread threads[MAX_THREADS];
@@ -764,6 +768,18 @@ static int in_futex(const char *syscall) { return !strncmp(syscall, "202 ", 4); 
  * and the test says so). */
 static void joinee(void) { wait_task(main_tid, "syscall", in_futex); }
 
+/* epoll_ctl, counted in "epoll_ctls" when it succeeds on an fd the agent
+ * tracks (recorded: an eventfd or a pipe's read end). */
+static int ctl(int epfd, int op, int fd, struct epoll_event *ev, int recorded)
+{
+    int ret = epoll_ctl(epfd, op, fd, ev);
+    if (ret == 0 && recorded) {
+        int *c = me->ctls[me->nctls++];
+        c[0] = op, c[1] = epfd, c[2] = fd;
+    }
+    return ret;
+}
+
 static void print_tids(const char *key, const pid_t *tids, int n)
 {
     printf(",\"%s\":[", key);
@@ -793,7 +809,10 @@ static void report(struct gt_thread *main_t)
         print_tids("joined_live", t->joined_live, t->njoined_live);
         print_tids("fd_parks", t->fd_parks, t->nfd_parks);
         print_tids("fd_wakees", t->fd_wakees, t->nfd_wakees);
-        printf("}");
+        printf(",\"epoll_ctls\":[");
+        for (int k = 0; k < t->nctls; k++)
+            printf("%s[%d,%d,%d]", k ? "," : "", t->ctls[k][0], t->ctls[k][1], t->ctls[k][2]);
+        printf("]}");
         for (int k = 0; k < D9_CALL_COUNT; k++) {
             total.parks[k] += t->parks[k];
             total.wakes[k] += t->wakes[k];
@@ -839,8 +858,12 @@ int main(int argc, char **argv)
         evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); /* as runtimes make it: its reads never park */
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = evfd};
         struct epoll_event pev = {.events = EPOLLIN, .data.fd = -1};
-        if (epfd < 0 || evfd < 0 || pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, evfd, &ev) ||
-            epoll_ctl(epfd, EPOLL_CTL_ADD, pipefd[0], &pev))
+        int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0); /* untracked: no event */
+        if (epfd < 0 || evfd < 0 || sock < 0 || pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0 ||
+            ctl(epfd, EPOLL_CTL_ADD, evfd, &ev, 1) || ctl(epfd, EPOLL_CTL_ADD, pipefd[0], &pev, 1) ||
+            ctl(epfd, EPOLL_CTL_MOD, evfd, &ev, 1) || ctl(epfd, EPOLL_CTL_MOD, pipefd[0], &pev, 1) ||
+            ctl(epfd, EPOLL_CTL_ADD, evfd, &ev, 1) != -1 || errno != EEXIST || ctl(epfd, EPOLL_CTL_ADD, sock, &ev, 0) ||
+            ctl(epfd, EPOLL_CTL_DEL, sock, NULL, 0) || close(sock))
             die("epoll/eventfd setup");
         struct gt_thread *ts[] = {
             spawn("gt-poller", 0, poller), spawn("gt-futex", 0, futexer),
