@@ -235,7 +235,8 @@ static inline long d9_futex(_Atomic uint32_t *word, int op, uint32_t val, const 
 
 /* For a hook that records nothing and makes no fd of its own until
  * recording can be on (read, write, pread, pwrite and their 64-bit names;
- * pthread_mutex_lock on a free mutex): the real function, else a tail call
+ * pthread_mutex_lock on a free mutex; epoll_ctl, which records only for an
+ * fd the table tracks): the real function, else a tail call
  * to name##_unresolved (D9_UNRESOLVED), which resolves and makes the plain
  * call. A pointer is NULL only before the first resolve (real.c's
  * constructor runs before init.c's, which turns recording on) or for a
