@@ -122,16 +122,16 @@ __attribute__((cold)) void d9_emit_slow(uint64_t ts, uint8_t type, uint8_t call,
 __attribute__((cold)) long d9_emit_slow_ret(uint64_t ts, uint8_t type, uint8_t call, uint64_t a, uint64_t b,
                                             long ret);
 
-/* The in-place push of the common case: 1 when stored, 0 when the cursor
- * is at its limit (ring.h: a check point, the wrap, a nearly full ring; the
- * slow path then does the exact checks, keeps the entry for THREAD_EXIT,
- * kicks, sets the next limit). Only the thread's TLS and the ring entry are
- * touched. */
-static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8_t type, uint8_t call, uint64_t a,
-                                                               uint64_t b)
+/* The in-place push of the common case through t, the calling thread's
+ * &d9_tls: 1 when stored, 0 when the cursor is at its limit (ring.h: a
+ * check point, the wrap, a nearly full ring; the slow path then does the
+ * exact checks, keeps the entry for THREAD_EXIT, kicks, sets the next
+ * limit). Only the thread's TLS and the ring entry are touched. */
+static inline __attribute__((always_inline)) int d9_push_fast_at(struct d9_tls *t, uint64_t ts, uint8_t type,
+                                                                  uint8_t call, uint64_t a, uint64_t b)
 {
-    struct d9_ring_head *p = &d9_tls.ring;
-    d9_busy = 1; /* before the cursor is read: a signal handler's push cannot interleave */
+    struct d9_ring_head *p = &t->ring;
+    t->busy = 1; /* before the cursor is read: a signal handler's push cannot interleave */
     atomic_signal_fence(memory_order_seq_cst);
     struct d9_raw_event *e;
     int fits = d9_ring_reserve_fast(p, &e);
@@ -142,8 +142,24 @@ static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8
         d9_ring_commit_fast(p, e, d9_ring_word(type, call, 0, 0)); /* a constant word */
     }
     atomic_signal_fence(memory_order_seq_cst);
-    d9_busy = 0;
+    t->busy = 0;
     return fits;
+}
+
+static inline __attribute__((always_inline)) int d9_push_fast(uint64_t ts, uint8_t type, uint8_t call, uint64_t a,
+                                                               uint64_t b)
+{
+    return d9_push_fast_at(&d9_tls, ts, type, call, a, b);
+}
+
+/* &d9_tls, its address made now: taken before a system call, so that the
+ * push after it loads no TLS offset from the GOT, a page more to walk on
+ * a guest whose system calls empty the TLB (direct.h). */
+static inline struct d9_tls *d9_tls_here(void)
+{
+    struct d9_tls *t = &d9_tls;
+    __asm__("" : "+r"(t));
+    return t;
 }
 
 /* Records one event with stamp ts (clock.h) on the calling thread. Drops and

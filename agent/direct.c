@@ -47,6 +47,8 @@ void d9_direct_init(void)
     int on = 0;
     if (NEXT_IS_LIBC(write))
         on |= D9_DIRECT_WRITE;
+    if (NEXT_IS_LIBC(epoll_ctl))
+        on |= D9_DIRECT_CTL;
     if (NEXT_IS_LIBC(pread) && NEXT_IS_LIBC(pread64) && NEXT_IS_LIBC(pwrite) && NEXT_IS_LIBC(pwrite64))
         on |= D9_DIRECT_FILE;
     int waits = 0;

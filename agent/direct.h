@@ -1,7 +1,8 @@
 /* direct.h - system calls a recorded hook makes itself, with the syscall
  * instruction, instead of through glibc's wrapper: futex wakes and waits
  * through syscall() (hooks_futex.c), 8-byte eventfd writes and writes to
- * a watched O_NONBLOCK pipe (hooks_fd.c), the timed preads and pwrites of
+ * a watched O_NONBLOCK pipe and the epoll_ctl calls of eventfds and pipe
+ * read ends (hooks_fd.c), the timed preads and pwrites of
  * regular files (hooks_slow.c), and epoll_wait, epoll_pwait
  * without a mask and poll, when they may block (hooks_park.c).
  *
@@ -21,6 +22,7 @@
  * with a pending cancel must still be cancelled there. While no cancel was
  * ever requested there is none to act on; from the first pthread_cancel
  * on, these calls go through glibc again (d9_direct_cancel_requested).
+ * epoll_ctl never waits and is no cancellation point.
  * An 8-byte eventfd write never waits unless the counter is full and the
  * fd blocking, which runtimes never do (their eventfds are EFD_NONBLOCK);
  * a pipe write is made here only when the fd table says O_NONBLOCK
@@ -73,6 +75,7 @@
 #define D9_DIRECT_WAITS (D9_DIRECT_EPOLL | D9_DIRECT_POLL)
 #define D9_DIRECT_CANCEL 8
 #define D9_DIRECT_FILE 16 /* timed regular-file pread, pwrite */
+#define D9_DIRECT_CTL 32  /* epoll_ctl of a recorded fd */
 extern _Atomic int d9_direct D9_HIDDEN;
 
 /* Once, by the constructor, after d9_clock_init: turns on the direct paths
@@ -117,6 +120,17 @@ static inline long d9_sys6(long nr, long a1, long a2, long a3, long a4, long a5,
     __asm__ volatile("syscall"
                      : "=a"(ret)
                      : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+
+static inline long d9_sys4(long nr, long a1, long a2, long a3, long a4)
+{
+    register long r10 __asm__("r10") = a4;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
                      : "rcx", "r11", "memory");
     return ret;
 }

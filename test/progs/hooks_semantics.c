@@ -160,6 +160,7 @@ static void test_epoll(void)
     CHECK_ERR(epoll_ctl(bad, EPOLL_CTL_ADD, efd, &add), EBADF);
     CHECK_ERR(epoll_ctl(ep, EPOLL_CTL_ADD, ep, &add), EINVAL);
     CHECK_ERR(epoll_ctl(ep, 99, efd, &add), EINVAL);
+    CHECK_ERR(epoll_ctl(ep, 256 + EPOLL_CTL_MOD, efd, &add), EINVAL); /* the whole int reaches the kernel */
 
     /* A ready eventfd wakes the epoll set with the right data. */
     uint64_t one = 1;
