@@ -9,8 +9,9 @@
  * write is timed (and made directly, as read is: direct.h), anything else
  * goes straight through. writev to a pipe is a WAKE and may park as write
  * does, through glibc.
- * epoll_ctl on an eventfd or a pipe read end is recorded so the decoder
- * can tie the fd to the epoll set a thread parks on. Sockets carry whether
+ * epoll_ctl on an eventfd or a pipe read end is recorded (and made
+ * directly when direct.h allows) so the decoder can tie the fd to the
+ * epoll set a thread parks on. Sockets carry whether
  * they block (fdtable.h): accept on a blocking one parks, as reads do, and
  * a write to one that waited is a park (socket_wait.h).
  * Creating, duplicating and closing calls are also timed as slow syscalls.
