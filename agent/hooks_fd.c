@@ -698,6 +698,23 @@ __attribute__((noipa, cold)) static int epoll_ctl_pipe_add(int epfd, int op, int
     return ret != 0 ? ret : ctl_record_slow(epfd, op, fd, 1);
 }
 
+/* The EPOLL_CTL entry of a call that succeeded (epfd, op, fd
+ * zero-extended; t: the thread's &d9_tls). The slow push takes the values
+ * in the registers that already hold them, so a caller keeps none of its
+ * own for it. Returns 0, the call's result. */
+__attribute__((noinline, cold)) static int ctl_push_slow(uint64_t e, uint64_t o, uint64_t f, uint64_t ts)
+{
+    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)o, e, f, 0);
+}
+
+static inline __attribute__((always_inline)) int ctl_push(struct d9_tls *t, uint64_t ts, uint64_t e, uint64_t o,
+                                                          uint64_t f)
+{
+    if (D9_LIKELY(d9_push_fast_at(t, ts, D9_EV_EPOLL_CTL, (uint8_t)o, e, f)))
+        return 0;
+    return ctl_push_slow(e, o, f, ts);
+}
+
 /* A tracked fd's epoll_ctl through glibc, recorded when it succeeded
  * (EPOLL_CTL). Only what the entry needs is kept across the real call (the
  * fds unsigned: a call that succeeded had both >= 0, and a zero-extension
@@ -711,19 +728,10 @@ __attribute__((noipa)) static int epoll_ctl_glibc(int epfd, int op, int fd, stru
     uint64_t ts = d9_tsc_stamp_if_recording();
     if (D9_UNLIKELY(!ts))
         return ctl_record_slow(epfd, op, fd, 0);
-    if (D9_LIKELY(d9_push_fast(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (unsigned)epfd, (unsigned)fd)))
-        return 0;
-    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)op, (unsigned)epfd, (unsigned)fd, 0);
+    return ctl_push(&d9_tls, ts, (unsigned)epfd, (unsigned)op, (unsigned)fd);
 }
 
 #if defined(__x86_64__)
-/* epoll_ctl_direct's push when the cursor is at its limit, its values in
- * the registers that already hold them. */
-__attribute__((noinline, cold)) static int ctl_direct_slow(uint64_t e, uint64_t o, uint64_t f, uint64_t ts)
-{
-    return (int)d9_emit_slow_ret(ts, D9_EV_EPOLL_CTL, (uint8_t)o, e, f, 0);
-}
-
 /* epoll_ctl_glibc with the call made here (direct.h): it returns to this
  * page, not to libc's and then this one, and the push reaches the TLS
  * block by an address made before the call (d9_tls_here). Stamped before
@@ -736,9 +744,7 @@ __attribute__((noipa)) static int epoll_ctl_direct(int epfd, int op, int fd, str
     long ret = d9_sys4(SYS_epoll_ctl, (long)e, (long)o, (long)f, (long)ev);
     if (D9_UNLIKELY(ret != 0))
         return (int)d9_sys_fail(ret);
-    if (D9_LIKELY(d9_push_fast_at(t, ts, D9_EV_EPOLL_CTL, (uint8_t)o, e, f)))
-        return 0;
-    return ctl_direct_slow(e, o, f, ts);
+    return ctl_push(t, ts, e, o, f);
 }
 #endif
 
