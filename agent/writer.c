@@ -379,14 +379,16 @@ size_t d9_writer_take_block(uint8_t *buf, size_t cap)
 
 /* ---- Draining ---------------------------------------------------------- */
 
-/* Adds the *k events put inline (put_next) to the block's count. */
-static inline void put_settle(struct d9_slot *s, uint32_t *k)
+/* Ends the run of events put inline (put_next): e's members again, and
+ * the run's events added to the block's count. */
+static inline void put_settle(struct d9_slot *s, struct d9_enc_run *run)
 {
-    if (*k) {
-        count_for(&meta, s->tid, *k, *k);
-        taken += *k;
+    d9_enc_run_end(&enc, run);
+    uint32_t k = run->n - run->n0;
+    if (k) {
+        count_for(&meta, s->tid, k, k);
+        taken += k;
     }
-    *k = 0;
 }
 
 /* Encodes ev in s's chunk, flushing the block when it is full. */
@@ -419,31 +421,32 @@ static void put_full(struct d9_slot *s, const struct d9_raw_event *ev)
 
 /* Puts one drained event of s (a ring's or perf's: never a DROP, which the
  * writer makes and puts with put_full). The every-event case is inline: the event
- * has no name to keep, no trigger to feed, no weight of its own, and
- * d9_enc_event takes it (s's chunk is open: a drain ends it); such events
- * add to the block's count once for the run, not once each (about 9
- * instructions an event): *k counts them, settled before put_full, which
- * may write the block and start the next, and by the caller at the end of
- * the run (put_settle). After a failure stopped the segments, they still go
- * into the block, which flush_block then counts as discarded. */
+ * has no name to keep, no trigger to feed (noting: d9_dump_noting, read
+ * once a run), no weight of its own, and the run takes it (s's chunk is
+ * open: a drain ends it); such events add to the block's count once for
+ * the run, not once each (about 9 instructions an event). Any other ends
+ * the run (put_settle) before put_full, which may write the block and
+ * start the next, and starts a new one after; the caller ends the last.
+ * After a failure stopped the segments, they still go into the block,
+ * which flush_block then counts as discarded. */
 static inline __attribute__((always_inline)) void put_next(struct d9_slot *s, const struct d9_raw_event *ev,
-                                                           uint32_t *k)
+                                                           struct d9_enc_run *run, int noting)
 {
-    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && !d9_dump_noting) &&
-        D9_LIKELY(d9_enc_event(&enc, ev) == 0)) {
-        ++*k;
+    if (D9_LIKELY(ev->type != D9_EV_THREAD_NAME && !noting) && D9_LIKELY(d9_enc_run_event(&enc, run, ev) == 0))
         return;
-    }
-    put_settle(s, k);
+    put_settle(s, run);
     put_full(s, ev);
+    d9_enc_run_begin(&enc, run);
 }
 
 static void put_run(struct d9_slot *s, const struct d9_raw_event *ev, uint32_t n)
 {
-    uint32_t k = 0;
+    struct d9_enc_run run;
+    const int noting = d9_dump_noting;
+    d9_enc_run_begin(&enc, &run);
     for (uint32_t i = 0; i < n; i++)
-        put_next(s, &ev[i], &k);
-    put_settle(s, &k);
+        put_next(s, &ev[i], &run, noting);
+    put_settle(s, &run);
 }
 
 /* The thread's preemptions, in a chunk of their own: perf records carry
@@ -472,7 +475,9 @@ static void drain(struct d9_slot *s, int check_name)
     const int tsc = d9_clock_tsc;
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), end = t + r->cap;
     uint64_t last = s->last_ns;
-    uint32_t k = 0;
+    struct d9_enc_run run;
+    const int noting = d9_dump_noting;
+    d9_enc_run_begin(&enc, &run);
     for (struct d9_raw_event *e; t < end && (e = d9_ring_at(r, t)); t++) {
         struct d9_raw_event ev = *e;
         d9_ring_free(e);
@@ -480,9 +485,9 @@ static void drain(struct d9_slot *s, int check_name)
         if (ev.ts < last)
             ev.ts = last; /* a refit moved the line back a little: keep the thread's order */
         last = ev.ts;
-        put_next(s, &ev, &k);
+        put_next(s, &ev, &run, noting);
     }
-    put_settle(s, &k);
+    put_settle(s, &run);
     atomic_store_explicit(&r->tail, t, memory_order_relaxed);
     s->last_ns = last;
     uint64_t dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);

@@ -127,23 +127,31 @@ static size_t encode_all(uint8_t *out, size_t out_cap)
     raw_crc = 0;
     uint32_t tid = 0;
     d9_enc_init(&enc, raw, RAW);
+    struct d9_enc_run run; /* the writer's every-event path (agent/writer.c, put_next) */
+    d9_enc_run_begin(&enc, &run);
     for (size_t i = 0; i < nrecs; i++) {
         if (fill && recs[i].tid == 0)
             continue; /* blocks end where they are full, not where the trace's ended */
         int full = recs[i].tid == 0;
         /* a run of one thread in time order; preempts were a chunk of their own, earlier in time */
-        if (!full && recs[i].tid == tid && enc.in_chunk && recs[i].ev.ts >= enc.prev_ts &&
-            d9_enc_event(&enc, &recs[i].ev) == 0)
+        int same = !full && recs[i].tid == tid && enc.in_chunk && recs[i].ev.ts >= run.prev_ts;
+        if (same && d9_enc_run_event(&enc, &run, &recs[i].ev) == 0)
             continue;
-        if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 && d9_enc_event(&enc, &recs[i].ev) == 0) {
+        d9_enc_run_end(&enc, &run);
+        if (same && d9_enc_event(&enc, &recs[i].ev) == 0) {
+            /* d9_enc_event_full took it (a full chunk goes on in a new one) */
+        } else if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 &&
+                   d9_enc_event(&enc, &recs[i].ev) == 0) {
             tid = recs[i].tid;
-            continue;
+        } else {
+            bytes += end_block(out, out_cap); /* block full (or ended there): build it, start another */
+            tid = 0;
+            if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 && d9_enc_event(&enc, &recs[i].ev) == 0)
+                tid = recs[i].tid;
         }
-        bytes += end_block(out, out_cap); /* block full (or ended there): build it, start another */
-        tid = 0;
-        if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 && d9_enc_event(&enc, &recs[i].ev) == 0)
-            tid = recs[i].tid;
+        d9_enc_run_begin(&enc, &run);
     }
+    d9_enc_run_end(&enc, &run);
     return bytes + (enc.events ? end_block(out, out_cap) : 0);
 }
 
