@@ -11,7 +11,8 @@
 # client's think time (the thread was waiting, not busy); the summary calls the
 # thread a worker and shows it mostly parked. The main thread parks in
 # poll, which finds the listener ready once per connection it accepted (it
-# counts them), and its accepts, each right after such a poll, are no parks.
+# counts them), and its accepts, each right after such a poll, are timed,
+# not bracketed as parks.
 # shellcheck source=test/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=test/integration/lib_services.sh
@@ -92,12 +93,15 @@ for tid, t in sorted(served.items()):
     ms = [w[3] / 1e6 for w in recvs[:-1]] or [float("nan")]
     print("%s: %d requests, parks %r, busy %.1f%%, request waits %.1f..%.1f ms" % (
         label, t["requests"], s["parks_by_call"], s["busy_pct"], min(ms), max(ms)))
-main = s_of.get(truth["main_tid"])
 # serve_forever polls the listener, then accepts: its wait is the poll, and
-# the accept just after a poll that found the listener ready is no park.
+# the accept just after a poll that found the listener ready is no park. It
+# is timed instead, a park only when it took DIAL9_SLOW_SYSCALL_US (1 ms) or
+# more, as a preempted one may on a loaded machine; bracketed, it would park
+# for microseconds.
 ready = [w for w in waits.get(truth["main_tid"], []) if w[0] == "poll" and w[2] > 0]
 expect("main thread polls that found a connection (one a connection accepted)", len(ready), truth["accepted"])
-expect("main thread accept parks (each right after its poll)", parks(main, "accept", "accept4"), 0)
+quick = [w for w in waits.get(truth["main_tid"], []) if w[0] in ("accept", "accept4") and w[3] < 1000000]
+expect("main thread accept parks under 1 ms (each right after its poll: timed, not bracketed)", len(quick), 0)
 if truth["accepted"] < conns + 1:
     errors.append("the server accepted %d connections, the client made %d" % (truth["accepted"], conns + 1))
 ' "$D9_TMP/truth.json" "$D9_TMP/summary.json" "$D9_TMP/events.jsonl" "$CONNS" "$REQS" "$THINK_MS"
