@@ -276,6 +276,56 @@ START_TEST(long_run_splits_into_chunks)
 }
 END_TEST
 
+/* The writer's way (agent/writer.c, put_next): a run of d9_enc_run_event,
+ * and on a refusal the run ended, d9_enc_event, a new run. It must give
+ * the payload, counts and refusals of d9_enc_event called for each event:
+ * across chunk ends (D9_ENC_CHUNK_MAX), the room bound, a full payload,
+ * unknown types, a name and ts going backwards. */
+START_TEST(run_matches_event_by_event)
+{
+    size_t nev = 2 * D9_ENC_CHUNK_MAX + 77;
+    struct d9_raw_event *evs = malloc(nev * sizeof(*evs));
+    for (size_t i = 0; i < nev; i++) {
+        uint64_t ts = 1000 + i * 37 - (i % 11 == 3 ? 500 : 0); /* now and then behind the one before */
+        static const uint8_t types[] = {D9_EV_WAKE, D9_EV_PARK, D9_EV_UNPARK, D9_EV_POLL_NOWAIT, 0, D9_EV_TYPE_MAX + 3};
+        evs[i] = raw(ts, types[i % 6], D9_CALL_FUTEX, (i % 7) << 12, i * 1000003);
+        if (i == 500)
+            evs[i] = name_ev(ts, "renamed");
+    }
+    static const size_t caps[] = {24, 100, 333, 1000, 4096, 20000, 256 << 10};
+    static uint8_t one[256 << 10], runs[256 << 10];
+    static struct d9_enc a, b;
+    for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+        d9_enc_init(&a, one, caps[c]);
+        d9_enc_init(&b, runs, caps[c]);
+        ck_assert_int_eq(d9_enc_begin_chunk(&a, 9, 500), d9_enc_begin_chunk(&b, 9, 500));
+        struct d9_enc_run r;
+        d9_enc_run_begin(&b, &r);
+        size_t refused = 0;
+        for (size_t i = 0; i < nev; i++) {
+            int want = d9_enc_event(&a, &evs[i]), got = 0;
+            if (d9_enc_run_event(&b, &r, &evs[i]) != 0) {
+                d9_enc_run_end(&b, &r);
+                got = d9_enc_event(&b, &evs[i]);
+                d9_enc_run_begin(&b, &r);
+            }
+            ck_assert_int_eq(got, want);
+            refused += want != 0;
+        }
+        d9_enc_run_end(&b, &r);
+        ck_assert_uint_eq(b.events, a.events);
+        size_t la = d9_enc_finish(&a), lb = d9_enc_finish(&b);
+        ck_assert_uint_eq(lb, la);
+        ck_assert_int_eq(memcmp(runs, one, la), 0);
+        if (caps[c] < 4096)
+            ck_assert_uint_gt(refused, 0); /* the small payloads filled up */
+        else if (caps[c] == 256 << 10)
+            ck_assert_uint_eq(refused, 0);
+    }
+    free(evs);
+}
+END_TEST
+
 START_TEST(backwards_ts_clamped)
 {
     uint8_t buf[256];
@@ -483,6 +533,7 @@ D9_SUITE(encode)
     tcase_add_test(tc, every_type_round_trips);
     tcase_add_test(tc, chunk_layout_is_columnar);
     tcase_add_test(tc, long_run_splits_into_chunks);
+    tcase_add_test(tc, run_matches_event_by_event);
     tcase_add_test(tc, backwards_ts_clamped);
     tcase_add_test(tc, no_room_keeps_payload_valid);
     tcase_add_test(tc, event_without_chunk_refused);
