@@ -194,7 +194,10 @@ int d9_enc_event_full(struct d9_enc *e, const struct d9_raw_event *ev)
         e->chunk_bytes += add;
         e->exact_n = e->n + 1;
     }
-    d9_enc_push(e, ev);
+    struct d9_enc_run r; /* a run of one: encode.h's last step */
+    d9_enc_run_begin(e, &r);
+    d9_enc_run_put(e, &r, ev);
+    d9_enc_run_end(e, &r);
     return 0;
 }
 

@@ -54,18 +54,6 @@ int d9_enc_begin_chunk(struct d9_enc *e, uint32_t tid, uint64_t base_ts);
  * room for the chunk's columns and the block end. */
 int d9_enc_event_full(struct d9_enc *e, const struct d9_raw_event *ev);
 
-/* Both paths' last step: ev joins the open chunk (room checked), its ts
- * clamped to the previous one (deltas are unsigned). */
-static inline void d9_enc_push(struct d9_enc *e, const struct d9_raw_event *ev)
-{
-    uint64_t ts = ev->ts > e->prev_ts ? ev->ts : e->prev_ts;
-    struct d9_raw_event *c = &e->chunk[e->n++];
-    *c = *ev;
-    c->ts = ts;
-    e->prev_ts = ts;
-    e->events++;
-}
-
 /* The every-event case, for a run of events: the open chunk's count, bound
  * bytes and last ts in the caller's local, not in e. The writer frees a
  * ring entry (an atomic store) between two events, after which the
@@ -90,6 +78,17 @@ static inline void d9_enc_run_begin(const struct d9_enc *e, struct d9_enc_run *r
     r->prev_ts = e->prev_ts;
 }
 
+/* Both paths' last step: ev joins the open chunk (room checked), its ts
+ * clamped to the previous one (deltas are unsigned). */
+static inline void d9_enc_run_put(struct d9_enc *e, struct d9_enc_run *r, const struct d9_raw_event *ev)
+{
+    uint64_t ts = ev->ts > r->prev_ts ? ev->ts : r->prev_ts;
+    struct d9_raw_event *c = &e->chunk[r->n++];
+    *c = *ev;
+    c->ts = ts;
+    r->prev_ts = ts;
+}
+
 /* ev into the open chunk when it takes it on the fast path: an open chunk
  * with room, under its room bound, of a known type. 0 taken; -1 not: the
  * caller ends the run and calls d9_enc_event_full. */
@@ -99,11 +98,7 @@ static inline int d9_enc_run_event(struct d9_enc *e, struct d9_enc_run *r, const
     if (__builtin_expect(r->n == D9_ENC_CHUNK_MAX || !bound || r->bound_bytes + bound > r->limit, 0))
         return -1;
     r->bound_bytes += bound;
-    uint64_t ts = ev->ts > r->prev_ts ? ev->ts : r->prev_ts;
-    struct d9_raw_event *c = &e->chunk[r->n++];
-    *c = *ev;
-    c->ts = ts;
-    r->prev_ts = ts;
+    d9_enc_run_put(e, r, ev);
     return 0;
 }
 
