@@ -102,6 +102,7 @@ static inline int d9_enc_run_event(struct d9_enc *e, struct d9_enc_run *r, const
     return 0;
 }
 
+/* Gives e back the run's count, bound bytes and last ts, and counts its events. */
 static inline void d9_enc_run_end(struct d9_enc *e, const struct d9_enc_run *r)
 {
     e->n = r->n;
@@ -120,6 +121,7 @@ static inline int d9_enc_event(struct d9_enc *e, const struct d9_raw_event *ev)
     d9_enc_run_end(e, &r);
     return 0;
 }
+
 /* Writes the open chunk's columns (nothing for a chunk without events). */
 void d9_enc_end_chunk(struct d9_enc *e);
 /* Ends the open chunk, writes the end marker, returns the payload length. */

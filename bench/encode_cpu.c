@@ -138,8 +138,8 @@ static size_t encode_all(uint8_t *out, size_t out_cap)
         if (same && d9_enc_run_event(&enc, &run, &recs[i].ev) == 0)
             continue;
         d9_enc_run_end(&enc, &run);
-        if (same && d9_enc_event(&enc, &recs[i].ev) == 0) {
-            /* d9_enc_event_full took it (a full chunk goes on in a new one) */
+        if (same && d9_enc_event_full(&enc, &recs[i].ev) == 0) {
+            /* refused by the run, as encode.h says: the full path took it (a full chunk goes on in a new one) */
         } else if (!full && d9_enc_begin_chunk(&enc, recs[i].tid, recs[i].ev.ts) == 0 &&
                    d9_enc_event(&enc, &recs[i].ev) == 0) {
             tid = recs[i].tid;
